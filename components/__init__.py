@@ -1,0 +1,4 @@
+"""Schemas of the entity tables: which tables exist, their fields, dtypes and halo policy.
+
+Installed as ``ecs_dem.components``.
+"""

@@ -1,0 +1,102 @@
+"""Driver configuration: embedded defaults, a TOML file, and ``--set key=value`` overrides.
+
+Every key must exist in the driver's defaults; an unknown key is an error that
+names the closest valid keys (a typo must never be silently ignored). Values
+are converted to the type of the default.
+
+    cfg = load_config(DEFAULTS, argv)   # argv: [--config FILE] [--set k=v ...]
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import tomllib
+from pathlib import Path
+
+from .errors import ConfigError
+
+
+def _coerce(key: str, value, default):
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"config key '{key}' takes true/false (got {value!r})")
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        try:
+            number = float(value) if isinstance(default, float) else int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"config key '{key}' takes a {type(default).__name__} (got {value!r})") from None
+        return number
+    if isinstance(default, (list, tuple)):
+        if isinstance(value, str):
+            value = [v for v in value.replace("(", "").replace(")", "").replace("[", "")
+                     .replace("]", "").split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)) or len(value) != len(default):
+            raise ConfigError(f"config key '{key}' takes {len(default)} values (got {value!r})")
+        return type(default)(_coerce(key, v, d) for v, d in zip(value, default))
+    if default is None:
+        return value
+    return str(value)
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{name}."))
+        else:
+            out[name] = v
+    return out
+
+
+def _check_key(key: str, defaults: dict) -> None:
+    if key not in defaults:
+        close = difflib.get_close_matches(key, list(defaults), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ConfigError(f"unknown config key '{key}'{hint} Valid keys: {', '.join(sorted(defaults))}")
+
+
+def merge_config(defaults: dict, values: dict) -> dict:
+    """Defaults updated by `values` (flat or nested); unknown keys raise ConfigError."""
+    cfg = dict(defaults)
+    for key, value in _flatten(values).items():
+        _check_key(key, defaults)
+        cfg[key] = _coerce(key, value, defaults[key])
+    return cfg
+
+
+def load_config(defaults: dict, argv=None, description: str = "") -> dict:
+    """Parse ``--config FILE.toml`` and repeated ``--set key=value`` over `defaults`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config", type=Path, help="TOML file with keys from the defaults")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one key (repeatable)")
+    parser.add_argument("--show-config", action="store_true", help="print the configuration and exit")
+    args = parser.parse_args(argv)
+    values: dict = {}
+    if args.config is not None:
+        if not args.config.is_file():
+            raise ConfigError(f"config file {args.config} does not exist")
+        with open(args.config, "rb") as fh:
+            try:
+                values.update(_flatten(tomllib.load(fh)))
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"config file {args.config}: {exc}") from None
+    for item in args.overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set takes KEY=VALUE (got {item!r})")
+        key, value = item.split("=", 1)
+        values[key.strip()] = value.strip()
+    cfg = merge_config(defaults, values)
+    if args.show_config:
+        for k in sorted(cfg):
+            print(f"{k} = {cfg[k]!r}")
+        raise SystemExit(0)
+    return cfg

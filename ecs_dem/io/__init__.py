@@ -1,0 +1,1 @@
+"""Input and output: LAMMPS data files in, HDF5 snapshots and time series out."""

@@ -1,0 +1,75 @@
+"""The system contract: declared data use plus one ``run``.
+
+A system is a small class. Its class attributes declare which table fields it
+touches; the World validates them before the first step and uses them to
+insert halo operations (forward before a ghost read of a changed field,
+reverse before an owner reads an accumulated field, zeroing before the first
+accumulation of a step). Keep declarations honest: they are the only way the
+engine knows what a system needs, on one rank and on many.
+
+Declarations (all map a table name to a tuple of field names):
+
+reads          fields read on owned rows
+reads_ghosts   fields read on owned *and* ghost rows (FORWARD fields only)
+writes         fields assigned on owned rows
+accumulates    REVERSE fields added into, on owned and ghost rows
+"""
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .world import World
+
+
+class Stage(enum.IntEnum):
+    """Fixed phases of one time step, in order (DESIGN.md, One time step)."""
+
+    INTEGRATE_FIRST = 1   # half kick + drift of owned rows
+    NEIGHBORS = 2         # runs only when the domain rebuilt ghosts (and at set-up)
+    FORCES = 3            # body forces, contacts, walls, bonded terms
+    INTEGRATE_SECOND = 4  # second half kick
+    OUTPUT = 5            # diagnostics and writers, at their own intervals
+
+
+Declaration = dict[str, tuple[str, ...]]
+
+
+class System:
+    """Base class of every system. Subclasses set ``stage`` and declarations."""
+
+    stage: ClassVar[Stage] = Stage.FORCES
+    reads: ClassVar[Declaration] = {}
+    reads_ghosts: ClassVar[Declaration] = {}
+    writes: ClassVar[Declaration] = {}
+    accumulates: ClassVar[Declaration] = {}
+    #: run only on steps divisible by ``every`` (OUTPUT systems); 1 = every step
+    every: int = 1
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def interaction_range(self, world: "World") -> float:
+        """Distance (m) over which this system couples rows; sets the ghost width.
+
+        The world adds the skin. Pair systems return the largest contact
+        distance; bonded systems the largest element extent.
+        """
+        return 0.0
+
+    def setup(self, world: "World") -> None:
+        """Called once before the first force evaluation: add fields, check input."""
+
+    def run(self, world: "World") -> None:  # pragma: no cover - interface
+        raise NotImplementedError(f"{self.name}.run")
+
+    def describe(self) -> str:
+        parts = []
+        for label in ("reads", "reads_ghosts", "writes", "accumulates"):
+            decl = getattr(self, label)
+            if decl:
+                txt = "; ".join(f"{t}.{{{', '.join(f)}}}" for t, f in decl.items())
+                parts.append(f"{label} {txt}")
+        return f"{self.name} [{self.stage.name}] " + " | ".join(parts)

@@ -1,0 +1,283 @@
+"""The World: tables, the domain, time, and the scheduler that runs systems.
+
+One time step (``World.step``), with the halo operations the scheduler
+inserts from the systems' declarations::
+
+    step += 1
+    INTEGRATE_FIRST systems            half kick + drift (owned rows)
+    domain: if some row moved > skin/2 since the last rebuild (or NaN: error)
+        reverse pending accumulators, wrap periodic positions, sort by cell,
+        rebuild ghost rows, run NEIGHBORS systems
+    FORCES systems                     before each: forward stale FORWARD fields
+                                       it reads on ghosts; zero a REVERSE field
+                                       before its first accumulation this step
+    INTEGRATE_SECOND systems           before each: reverse accumulated fields
+                                       it reads on owners
+    time += dt
+    OUTPUT systems whose ``every`` divides the step
+
+``World.setup`` (run once, implicitly by the first ``run``) validates the
+declarations, sets the ghost width to the largest ``interaction_range`` plus
+the skin, calls every ``System.setup``, rebuilds the domain, runs NEIGHBORS,
+evaluates forces once with ``setup_phase = True`` (contact history is not
+advanced, as in LAMMPS's setup) and runs the OUTPUT systems for step 0.
+``World.describe_schedule()`` prints the resulting plan.
+"""
+from __future__ import annotations
+
+import time as _time
+from collections import defaultdict
+
+import numpy as np
+
+from .comm import SerialComm
+from .domain import Box, Domain
+from .errors import InputError
+from .system import Stage, System
+from .table import Halo, Table
+
+
+class World:
+    """Container of tables, systems, domain and clock.
+
+    Parameters
+    ----------
+    box : Box
+        Simulation box (m), periodic per axis.
+    dt : float
+        Time step (s).
+    skin : float
+        Neighbour skin (m): lists and ghosts are rebuilt once some row moved
+        more than half of it.
+    comm : communicator, optional
+        Serial by default.
+    sort : bool
+        Re-order owned rows by cell at each rebuild, for memory locality.
+    """
+
+    def __init__(self, box: Box, dt: float, skin: float = 0.0, comm=None, sort: bool = True):
+        if not (dt > 0 and np.isfinite(dt)):
+            raise InputError(f"time step dt must be positive and finite (got {dt})")
+        self.box = box
+        self.dt = float(dt)
+        self.comm = comm or SerialComm()
+        self.domain = Domain(box, skin, sort_every_rebuild=sort)
+        self.tables: dict[str, Table] = {}
+        self.systems: list[System] = []
+        self.step = 0
+        self.time = 0.0
+        self.setup_phase = False
+        self.rebuilt_this_step = False
+        self.timers: dict[str, float] = defaultdict(float)
+        self._is_setup = False
+        self._stale: set[tuple[str, str]] = set()
+        self._pending_reverse: set[tuple[str, str]] = set()
+        self._zeroed: set[tuple[str, str]] = set()
+
+    # ------------------------------------------------------------- building
+    @property
+    def skin(self) -> float:
+        return self.domain.skin
+
+    def add_table(self, table: Table) -> Table:
+        if table.name in self.tables:
+            raise InputError(f"world already has a table named '{table.name}'")
+        self.tables[table.name] = table
+        return table
+
+    def table(self, name: str) -> Table:
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise InputError(f"no table '{name}' in the world; tables: {sorted(self.tables)}") from None
+
+    def __getattr__(self, name: str):
+        tables = self.__dict__.get("tables")
+        if tables is not None and name in tables:
+            return tables[name]
+        raise AttributeError(name)
+
+    def add_system(self, system: System) -> System:
+        if not isinstance(system, System):
+            raise InputError(f"{system!r} is not an ecs_dem System")
+        if self._is_setup:
+            system.setup(self)
+            self._validate(system)
+        self.systems.append(system)
+        return system
+
+    def systems_in(self, stage: Stage) -> list[System]:
+        return [s for s in self.systems if s.stage == stage]
+
+    def spatial_tables(self) -> list[Table]:
+        return [t for t in self.tables.values()
+                if t.has_field("position") and t.fields["position"].shape == (3,)]
+
+    # ----------------------------------------------------------- validation
+    def _validate(self, s: System) -> None:
+        for label in ("reads", "reads_ghosts", "writes", "accumulates"):
+            for tname, names in getattr(s, label).items():
+                if tname not in self.tables:
+                    raise InputError(
+                        f"system {s.name} declares {label} on table '{tname}', which the world "
+                        f"does not have; tables: {sorted(self.tables)}")
+                t = self.tables[tname]
+                for f in names:
+                    if not t.has_field(f):
+                        raise InputError(
+                            f"system {s.name} declares {label} on '{tname}.{f}', which is not a "
+                            f"field; fields: {sorted(t.fields)}")
+                    halo = t.fields[f].halo
+                    if label == "reads_ghosts" and halo is not Halo.FORWARD and f != "gid":
+                        raise InputError(
+                            f"system {s.name} reads ghosts of '{tname}.{f}', whose halo policy is "
+                            f"{halo.value}: declare the field FORWARD or read owned rows only")
+                    if label == "accumulates" and halo is not Halo.REVERSE:
+                        raise InputError(
+                            f"system {s.name} accumulates into '{tname}.{f}', whose halo policy "
+                            f"is {halo.value}: only REVERSE fields can be accumulated")
+
+    # ------------------------------------------------------------ scheduling
+    def _halo_ops_before(self, s: System, stale, pending, zeroed) -> list[tuple[str, str, str]]:
+        """Halo operations needed before `s` runs; updates the three state sets."""
+        ops = []
+        for tname, names in s.reads_ghosts.items():
+            for f in names:
+                if (tname, f) in stale:
+                    ops.append(("forward", tname, f))
+                    stale.discard((tname, f))
+        for decl in (s.reads, s.writes):
+            for tname, names in decl.items():
+                for f in names:
+                    if (tname, f) in pending:
+                        ops.append(("reverse", tname, f))
+                        pending.discard((tname, f))
+        for tname, names in s.accumulates.items():
+            for f in names:
+                if (tname, f) not in zeroed:
+                    ops.append(("zero", tname, f))
+                    zeroed.add((tname, f))
+                pending.add((tname, f))
+        return ops
+
+    def _mark_written(self, s: System, stale) -> None:
+        for tname, names in s.writes.items():
+            t = self.tables[tname]
+            for f in names:
+                if t.fields[f].halo is Halo.FORWARD:
+                    stale.add((tname, f))
+
+    def _apply(self, op: tuple[str, str, str]) -> None:
+        verb, tname, f = op
+        t = self.tables[tname]
+        t0 = _time.perf_counter()
+        if verb == "forward":
+            self.domain.forward(t, (f,))
+        elif verb == "reverse":
+            self.domain.reverse(t, (f,))
+        else:
+            t.with_ghosts(f)[...] = 0
+        self.timers[f"halo:{verb}"] += _time.perf_counter() - t0
+
+    def _run_system(self, s: System) -> None:
+        for op in self._halo_ops_before(s, self._stale, self._pending_reverse, self._zeroed):
+            self._apply(op)
+        t0 = _time.perf_counter()
+        s.run(self)
+        self.timers[s.name] += _time.perf_counter() - t0
+        self._mark_written(s, self._stale)
+
+    def _rebuild_domain(self) -> None:
+        t0 = _time.perf_counter()
+        for t in self.spatial_tables():
+            for op in sorted(p for p in self._pending_reverse if p[0] == t.name):
+                self._apply(("reverse",) + op)
+                self._pending_reverse.discard(op)
+            self.domain.rebuild(t)
+            self._stale = {p for p in self._stale if p[0] != t.name}
+        self.timers["domain:rebuild"] += _time.perf_counter() - t0
+        for s in self.systems_in(Stage.NEIGHBORS):
+            self._run_system(s)
+        self.rebuilt_this_step = True
+
+    def _forces(self) -> None:
+        self._zeroed = set()
+        for s in self.systems_in(Stage.FORCES):
+            self._run_system(s)
+
+    # ------------------------------------------------------------------ run
+    def setup(self) -> None:
+        """Validate, build ghosts and neighbour lists, evaluate forces once (see module doc)."""
+        if self._is_setup:
+            return
+        for s in self.systems:
+            s.setup(self)
+        for s in self.systems:
+            self._validate(s)
+        ranges = [float(s.interaction_range(self)) for s in self.systems]
+        self.domain.ghost_width = max(ranges, default=0.0) + self.domain.skin
+        for t in self.spatial_tables():
+            self.domain.check_inside(t)
+        self._is_setup = True
+        self._rebuild_domain()
+        self.setup_phase = True
+        try:
+            self._forces()
+        finally:
+            self.setup_phase = False
+        self._output()
+
+    def _output(self) -> None:
+        for s in self.systems_in(Stage.OUTPUT):
+            if self.step % max(int(s.every), 1) == 0:
+                self._run_system(s)
+
+    def step_once(self) -> None:
+        """Advance one time step (module docstring gives the order)."""
+        if not self._is_setup:
+            self.setup()
+        self.step += 1
+        self.rebuilt_this_step = False
+        for s in self.systems_in(Stage.INTEGRATE_FIRST):
+            self._run_system(s)
+        t0 = _time.perf_counter()
+        rebuild = any(self.domain.needs_rebuild(t) for t in self.spatial_tables())
+        self.timers["domain:check"] += _time.perf_counter() - t0
+        if rebuild:
+            self._rebuild_domain()
+        self._forces()
+        for s in self.systems_in(Stage.INTEGRATE_SECOND):
+            self._run_system(s)
+        self.time += self.dt
+        self._output()
+
+    def run(self, steps: int) -> None:
+        """Advance `steps` time steps (sets up first if needed)."""
+        self.setup()
+        for _ in range(int(steps)):
+            self.step_once()
+
+    # ------------------------------------------------------------- reporting
+    def describe_schedule(self) -> str:
+        """The per-step plan: systems in order with the halo operations inserted."""
+        lines = ["one time step:"]
+        stale = {(t.name, f) for t in self.spatial_tables() for f, fd in t.fields.items()
+                 if fd.halo is Halo.FORWARD}
+        pending: set = set()
+        for _pass in range(2):  # second pass shows the steady state
+            lines = ["one time step (steady state):"] if _pass else lines
+            zeroed: set = set()
+            for stage in Stage:
+                if stage == Stage.NEIGHBORS:
+                    lines.append("  domain: rebuild ghosts if moved > skin/2, then NEIGHBORS systems")
+                for s in self.systems_in(stage):
+                    for verb, tname, f in self._halo_ops_before(s, stale, pending, zeroed):
+                        lines.append(f"    {verb} {tname}.{f}")
+                    lines.append(f"  {s.describe()}" + (f" every {s.every}" if s.every != 1 else ""))
+                    self._mark_written(s, stale)
+        return "\n".join(lines)
+
+    def timing_report(self) -> str:
+        total = sum(self.timers.values()) or 1.0
+        rows = sorted(self.timers.items(), key=lambda kv: -kv[1])
+        return "\n".join(f"  {k:32s} {v:9.3f} s {100 * v / total:5.1f} %" for k, v in rows)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One set-up step for ecs_dem on Debian: system MPI + parallel HDF5, a project
+# virtual environment with mpi4py and h5py built from source against them, and
+# the package itself (editable). Re-running it is cheap: every stage is skipped
+# when its result is already in place (stamp files in .venv/).
+#
+#   scripts/setup.sh            set up only
+#   scripts/setup.sh demo       set up, then run the main demo (run/pour.py)
+#   scripts/setup.sh test       set up, then run the whole test suite
+#
+# We pin Debian's MPICH by name (mpicc.mpich / mpiexec.mpich): installing Open
+# MPI later (Debian's lammps pulls it in) silently switches the plain
+# mpicc/mpiexec alternatives, and a mixed build runs N independent 1-rank jobs.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${ECS_DEM_VENV:-$ROOT/.venv}"
+PY="$VENV/bin/python"
+say() { printf '[setup] %s\n' "$*"; }
+
+need_apt=()
+command -v mpicc.mpich >/dev/null 2>&1 || need_apt+=(mpich libmpich-dev)
+pkg-config --exists hdf5-mpich 2>/dev/null || need_apt+=(libhdf5-mpich-dev)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+command -v gcc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-dev python3-venv)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  say "installing Debian packages: ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if [ ! -x "$PY" ]; then
+  say "creating virtual environment $VENV"
+  python3 -m venv "$VENV"
+fi
+
+if [ ! -f "$VENV/.stamp-tools" ]; then
+  "$PY" -m pip install -q --upgrade pip setuptools wheel
+  "$PY" -m pip install -q cython pkgconfig "numpy>=1.26" numba pytest pytest-mpi
+  touch "$VENV/.stamp-tools"
+fi
+
+if [ ! -f "$VENV/.stamp-mpi4py" ]; then
+  say "building mpi4py from source against Debian's MPICH (a few minutes, once)"
+  MPICC=mpicc.mpich "$PY" -m pip install -q --no-cache-dir --no-binary=mpi4py mpi4py
+  touch "$VENV/.stamp-mpi4py"
+fi
+
+if [ ! -f "$VENV/.stamp-h5py" ]; then
+  say "building h5py with MPI against Debian's hdf5-mpich (a few minutes, once)"
+  HDF5_MPI=ON CC=mpicc.mpich HDF5_PKGCONFIG_NAME=hdf5-mpich \
+    "$PY" -m pip install -q --no-cache-dir --no-binary=h5py --no-build-isolation h5py
+  "$PY" -c 'import h5py, sys; sys.exit(0 if h5py.get_config().mpi else "h5py was built without MPI")'
+  touch "$VENV/.stamp-h5py"
+fi
+
+# Editable install: cheap, and re-run when pyproject.toml changes.
+if [ ! -f "$VENV/.stamp-pkg" ] || [ "$ROOT/pyproject.toml" -nt "$VENV/.stamp-pkg" ]; then
+  "$PY" -m pip install -q --no-build-isolation --no-deps -e "$ROOT"
+  touch "$VENV/.stamp-pkg"
+fi
+
+cd "$ROOT"
+case "${1:-}" in
+  "") say "ready: $VENV" ;;
+  demo) shift; exec "$PY" run/pour.py "$@" ;;
+  test)
+    shift
+    set +e
+    "$PY" -m pytest -q "$@"; rc=$?
+    set -e
+    # pytest's 5 means no test was collected: that is a failure here.
+    [ "$rc" -eq 5 ] && { echo "no tests ran" >&2; exit 1; }
+    exit "$rc" ;;
+  *) echo "usage: scripts/setup.sh [demo|test] [args...]" >&2; exit 2 ;;
+esac

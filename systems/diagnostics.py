@@ -1,0 +1,79 @@
+"""Diagnostics time series: energies, contacts, wall forces and positions.
+
+Every ``every`` steps it records, summed over ranks:
+``kinetic_energy`` (1/2 sum m v^2, J), ``rotational_energy`` (1/2 sum I w^2, J),
+``max_speed`` (m/s), ``contacts`` (touching pairs) and, with walls,
+``wall_force`` (n_walls, 3) N and ``wall_position`` (n_walls, 3) m. Values
+go to ``world.diagnostics`` (a list of dicts), to an Hdf5Output if given, and
+optionally to the terminal.
+"""
+from __future__ import annotations
+
+import sys
+import time as _time
+
+import numpy as np
+
+from ecs_dem.jit import kernel
+from ecs_dem.system import Stage, System
+
+
+@kernel
+def kinetic_energies(velocity, angular_velocity, mass, inertia):
+    """(1/2 sum m v^2, 1/2 sum I w^2, max |v|) over the rows [J, J, m/s]."""
+    kt = 0.0
+    kr = 0.0
+    vmax2 = 0.0
+    for i in range(mass.size):
+        v2 = velocity[i, 0] ** 2 + velocity[i, 1] ** 2 + velocity[i, 2] ** 2
+        w2 = angular_velocity[i, 0] ** 2 + angular_velocity[i, 1] ** 2 + angular_velocity[i, 2] ** 2
+        kt += mass[i] * v2
+        kr += inertia[i] * w2
+        if v2 > vmax2:
+            vmax2 = v2
+    return 0.5 * kt, 0.5 * kr, np.sqrt(vmax2)
+
+
+class Diagnostics(System):
+    """Record global diagnostics every `every` steps (module docstring lists them)."""
+
+    stage = Stage.OUTPUT
+    reads = {"particles": ("velocity", "angular_velocity", "mass", "inertia")}
+
+    def __init__(self, every: int, output=None, contact_systems=(), echo: bool = False):
+        self.every = max(int(every), 1)
+        self.output = output
+        self.contact_systems = tuple(contact_systems)
+        self.echo = echo
+        self._t0 = None
+
+    def setup(self, world) -> None:
+        if "walls" in world.tables:
+            self.reads = dict(self.reads, walls=("point", "force"))
+        world.diagnostics = []
+
+    def run(self, world) -> None:
+        p = world.particles
+        kt, kr, vmax = kinetic_energies(p.velocity, p.angular_velocity, p.mass, p.inertia)
+        rec = {
+            "kinetic_energy": float(world.comm.sum(kt)),
+            "rotational_energy": float(world.comm.sum(kr)),
+            "max_speed": float(world.comm.max(vmax)),
+            "contacts": float(world.comm.sum(sum(s.touching for s in self.contact_systems))),
+            "particles": float(world.comm.sum(p.n_owned)),
+        }
+        if "walls" in world.tables and world.walls.n_owned:
+            rec["wall_force"] = world.walls.force.copy()
+            rec["wall_position"] = world.walls.point.copy()
+        world.diagnostics.append({"step": world.step, "time": world.time, **rec})
+        if self.output is not None and world.comm.rank == 0:
+            self.output.append(world.step, world.time, rec)
+        if self.echo and world.comm.rank == 0:
+            now = _time.perf_counter()
+            rate = ""
+            if self._t0 is not None and world.step > self._t0[1]:
+                rate = f" {(world.step - self._t0[1]) / (now - self._t0[0]):8.1f} steps/s"
+            self._t0 = (now, world.step)
+            print(f"step {world.step:8d} t {world.time:.5g} s  KE {rec['kinetic_energy']:.6g} J  "
+                  f"rot {rec['rotational_energy']:.6g} J  contacts {int(rec['contacts'])}{rate}",
+                  file=sys.stdout, flush=True)

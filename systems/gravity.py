@@ -1,0 +1,40 @@
+"""Uniform body force: gravity, or any constant acceleration (LAMMPS ``fix gravity``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_dem.errors import InputError
+from ecs_dem.jit import kernel
+from ecs_dem.system import Stage, System
+
+
+@kernel
+def add_body_force(mass, fixed, acceleration, force):
+    """force[i] += mass[i] * acceleration for rows that are not fixed [N]."""
+    for i in range(mass.size):
+        if not fixed[i]:
+            for a in range(3):
+                force[i, a] += mass[i] * acceleration[a]
+
+
+class Gravity(System):
+    """Add m g to every free owned particle; ``acceleration`` in m/s^2."""
+
+    stage = Stage.FORCES
+    reads = {"particles": ("mass", "fixed")}
+    accumulates = {"particles": ("force",)}
+
+    def __init__(self, acceleration=(0.0, 0.0, -9.81)):
+        self.acceleration = np.asarray(acceleration, dtype=np.float64).reshape(3)
+        if not np.all(np.isfinite(self.acceleration)):
+            raise InputError(f"gravity: acceleration must be finite (got {acceleration})")
+
+    @classmethod
+    def chute(cls, magnitude: float, angle_degrees: float) -> "Gravity":
+        """Gravity tilted by `angle` about y, as LAMMPS ``fix gravity ... chute``: (sin a, 0, -cos a) g."""
+        a = np.radians(angle_degrees)
+        return cls(magnitude * np.array([np.sin(a), 0.0, -np.cos(a)]))
+
+    def run(self, world) -> None:
+        p = world.particles
+        add_body_force(p.mass, p.fixed, self.acceleration, p.force)
