@@ -66,7 +66,8 @@ def build_world(cfg: dict) -> World:
     world.add_system(Gravity.chute(cfg["gravity"], cfg["angle"]))
     contacts = world.add_system(ContactForces(law))
     world.add_system(second)
-    world.add_system(LammpsThermo(cfg["thermo_every"], contacts))
+    if cfg["thermo_every"] > 0:
+        world.add_system(LammpsThermo(cfg["thermo_every"], contacts))
     return world
 
 

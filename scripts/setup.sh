@@ -29,7 +29,9 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   say "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${need_apt[@]}" > "$ROOT/.setup-apt.log" 2>&1 \
+    || { cat "$ROOT/.setup-apt.log" >&2; echo "[setup] apt-get install failed" >&2; exit 1; }
 fi
 
 if [ ! -x "$PY" ]; then
@@ -38,21 +40,24 @@ if [ ! -x "$PY" ]; then
 fi
 
 if [ ! -f "$VENV/.stamp-tools" ]; then
-  "$PY" -m pip install -q --upgrade pip setuptools wheel
-  "$PY" -m pip install -q cython pkgconfig "numpy>=1.26" numba pytest pytest-mpi
+  say "installing Python tools into $VENV"
+  "$PY" -m pip install -q --upgrade pip setuptools wheel 2>&1 | grep -v "^WARNING: Location" || true
+  "$PY" -m pip install -q cython pkgconfig "numpy>=1.26" numba pytest pytest-mpi 2>&1 \
+    | grep -v "^WARNING: Location" || true
+  "$PY" -c "import numba, pytest" 
   touch "$VENV/.stamp-tools"
 fi
 
 if [ ! -f "$VENV/.stamp-mpi4py" ]; then
   say "building mpi4py from source against Debian's MPICH (a few minutes, once)"
-  MPICC=mpicc.mpich "$PY" -m pip install -q --no-cache-dir --no-binary=mpi4py mpi4py
+  MPICC=mpicc.mpich "$PY" -m pip install -q --no-binary=mpi4py mpi4py
   touch "$VENV/.stamp-mpi4py"
 fi
 
 if [ ! -f "$VENV/.stamp-h5py" ]; then
   say "building h5py with MPI against Debian's hdf5-mpich (a few minutes, once)"
   HDF5_MPI=ON CC=mpicc.mpich HDF5_PKGCONFIG_NAME=hdf5-mpich \
-    "$PY" -m pip install -q --no-cache-dir --no-binary=h5py --no-build-isolation h5py
+    "$PY" -m pip install -q --no-binary=h5py --no-build-isolation h5py
   "$PY" -c 'import h5py, sys; sys.exit(0 if h5py.get_config().mpi else "h5py was built without MPI")'
   touch "$VENV/.stamp-h5py"
 fi

@@ -1,0 +1,103 @@
+"""One-rank throughput: the settled Hertz-Mindlin bed and LAMMPS's chute.
+
+Prints particle-steps per second (a benchmark, not a test). Both problems start
+from the peer data files in ../shared/lammps-bench (README there gives every
+setting and LAMMPS's figures on this machine: chute 11.0 M, bed 4.26 M
+particle-steps/s on one rank).
+
+    python bench/one_rank.py                 # LAMMPS's step counts (about 2 minutes)
+    python bench/one_rank.py --quick         # a tenth of the steps
+    python bench/one_rank.py --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "run"))
+
+from ecs_dem import Box, World  # noqa: E402
+from ecs_dem.components.particles import add_particles  # noqa: E402
+from ecs_dem.components.species import add_species  # noqa: E402
+from ecs_dem.components.walls import add_wall  # noqa: E402
+from ecs_dem.io.lammps_data import read_sphere_data  # noqa: E402
+from ecs_dem.systems.contact_forces import ContactForces  # noqa: E402
+from ecs_dem.systems.gravity import Gravity  # noqa: E402
+from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw  # noqa: E402
+from ecs_dem.systems.neighbor_search import NeighborSearch  # noqa: E402
+from ecs_dem.systems.velocity_verlet import velocity_verlet  # noqa: E402
+from ecs_dem.systems.wall_contacts import WallContacts  # noqa: E402
+
+import chute  # noqa: E402  (run/chute.py builds the chute world)
+
+LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
+LAMMPS_FIGURES = {"chute": 11.0e6, "hm_bed": 4.26e6}
+
+
+def build_bed(path: Path) -> World:
+    """hm_bed.data: 20,000 spheres, E 4.6e10 Pa, nu 0.245, mu 0.25, e 0.9, walls, dt 2.9e-7 s."""
+    data = read_sphere_data(path)
+    box = Box(data.box_lo, data.box_hi, periodic=(False, False, False))
+    world = World(box, dt=2.9e-7, skin=0.5e-3)
+    add_species(world, youngs_modulus=4.6e10, poisson_ratio=0.245, density=float(data.density[0]),
+                restitution=0.9, friction=0.25)
+    add_particles(world, data.position, data.radius, 0, velocity=data.velocity,
+                  angular_velocity=data.angular_velocity, gid=data.id)
+    for point, normal in (((0, 0, 0), (0, 0, 1)), ((0, 0, 0), (1, 0, 0)),
+                          ((0.14, 0, 0), (-1, 0, 0)), ((0, 0, 0), (0, 1, 0)),
+                          ((0, 0.14, 0), (0, -1, 0))):
+        add_wall(world, point, normal)
+    law = HertzMindlinLaw()
+    first, second = velocity_verlet()
+    for s in (first, NeighborSearch(), Gravity((0, 0, -9.81)), ContactForces(law),
+              WallContacts(law), second):
+        world.add_system(s)
+    return world
+
+
+def measure(world: World, warmup: int, steps: int, repeats: int) -> dict:
+    world.setup()
+    world.run(warmup)
+    rates = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        world.run(steps)
+        rates.append(world.particles.n_owned * steps / (time.perf_counter() - t0))
+    return {"particles": world.particles.n_owned, "steps": steps, "repeats": repeats,
+            "particle_steps_per_s": float(np.median(rates)), "all": rates,
+            "rebuilds": world.domain.rebuild_count}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a tenth of the steps")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    scale = 0.1 if args.quick else 1.0
+    results = {}
+    cfg = dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"), thermo_every=0)
+    results["chute"] = measure(chute.build_world(cfg), 100, int(15000 * scale / args.repeats),
+                               args.repeats)
+    results["hm_bed"] = measure(build_bed(LAMMPS_BENCH / "hm_bed.data"), 500,
+                                int(10000 * scale / args.repeats), args.repeats)
+    print(f"{'problem':10s} {'particles':>9s} {'steps':>7s} {'ecs_dem [M p-steps/s]':>22s} "
+          f"{'LAMMPS (README)':>16s} {'ratio':>6s}")
+    for name, r in results.items():
+        rate = r["particle_steps_per_s"]
+        ref = LAMMPS_FIGURES[name]
+        print(f"{name:10s} {r['particles']:9d} {r['steps'] * r['repeats']:7d} {rate / 1e6:22.2f} "
+              f"{ref / 1e6:16.2f} {rate / ref:6.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

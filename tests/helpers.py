@@ -1,0 +1,63 @@
+"""Helpers shared by the tests: small worlds built from the public API (import as `helpers`).
+
+Tests mirror the code layout: tests/ecs_dem (engine), tests/components,
+tests/systems (physics against analytic values), tests/run (drivers end to end).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ecs_dem import Box, World
+from ecs_dem.components.particles import add_particles, create_particle_table
+from ecs_dem.components.species import add_species
+from ecs_dem.systems.contact_forces import ContactForces
+from ecs_dem.systems.neighbor_search import NeighborSearch
+from ecs_dem.systems.velocity_verlet import velocity_verlet
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+PYTHON = sys.executable
+
+
+def shared_file(*parts) -> Path:
+    """A file from ../shared; skipped outside CI when absent, a failure in CI."""
+    path = SHARED.joinpath(*parts)
+    if not path.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: CI runs with ../shared beside the clone")
+        pytest.skip(f"{path} not present (../shared is not beside this clone)")
+    return path
+
+
+
+
+def make_world(*, box_lo=(-1, -1, -1), box_hi=(1, 1, 1), periodic=(False, False, False),
+               dt=1e-6, skin=1e-3, material=None, sort=True):
+    """A world with a particles table and one species (glass-like unless `material`)."""
+    world = World(Box(box_lo, box_hi, periodic), dt=dt, skin=skin, sort=sort)
+    mat = dict(youngs_modulus=1e8, poisson_ratio=0.3, density=2500.0, restitution=0.9,
+               friction=0.5)
+    mat.update(material or {})
+    add_species(world, **mat)
+    create_particle_table(world)
+    return world
+
+
+def add_standard_systems(world, law, *extra_force_systems, **contact_kwargs):
+    """Velocity Verlet + neighbour search + contacts (+ extra force systems), in the usual order."""
+    first, second = velocity_verlet()
+    world.add_system(first)
+    world.add_system(NeighborSearch())
+    contacts = world.add_system(ContactForces(law, **contact_kwargs))
+    for s in extra_force_systems:
+        world.add_system(s)
+    world.add_system(second)
+    return contacts
+
+
+__all__ = ["make_world", "add_standard_systems", "add_particles", "shared_file", "PYTHON", "REPO"]

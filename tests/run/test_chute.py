@@ -1,0 +1,36 @@
+"""End to end: run/chute.py reproduces LAMMPS's reference log of bench/in.chute.
+
+LAMMPS (log.6Oct16.chute.fixed.icc.1) prints, at step 100, KinEng 784292.08 and
+c_1 (erotate/sphere) 1571.0968. Matching them to the printed digits checks the
+linear contact law, its history, the frozen base, tilted gravity, periodic
+ghosts and the integrator all at once.
+"""
+import subprocess
+
+from helpers import PYTHON, REPO, shared_file
+
+
+def _thermo(stdout: str) -> dict[int, tuple[float, float]]:
+    rows = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) == 4 and words[0].isdigit():
+            rows[int(words[0])] = (float(words[2]), float(words[3]))
+    return rows
+
+
+def test_chute_matches_lammps_reference_log():
+    data = shared_file("lammps-bench", "data.chute")
+    out = subprocess.run([PYTHON, str(REPO / "run" / "chute.py"), "--set", f"data={data}"],
+                         capture_output=True, text=True, timeout=600, check=True).stdout
+    thermo = _thermo(out)
+    assert f"{thermo[0][0]:.8g}" == "784139.13" and f"{thermo[0][1]:.8g}" == "1601.1263"
+    assert f"{thermo[100][0]:.8g}" == "784292.08"
+    assert f"{thermo[100][1]:.8g}" == "1571.0968"
+
+
+def test_chute_rejects_unknown_config_key():
+    res = subprocess.run([PYTHON, str(REPO / "run" / "chute.py"), "--set", "stepz=10"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert "unknown config key 'stepz'" in res.stderr and "steps" in res.stderr
