@@ -31,6 +31,7 @@ from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.neighbor_search import NeighborSearch
+from ecs_dem.systems.time_step import rayleigh_time
 from ecs_dem.systems.velocity_verlet import velocity_verlet
 from ecs_dem.systems.wall_contacts import WallContacts
 
@@ -57,11 +58,6 @@ DEFAULTS = {
 }
 
 
-def rayleigh_time(radius, density, youngs_modulus, poisson_ratio) -> float:
-    shear = youngs_modulus / (2 * (1 + poisson_ratio))
-    return np.pi * radius * np.sqrt(density / shear) / (0.1631 * poisson_ratio + 0.8766)
-
-
 def lattice_positions(n: int, width: float, spacing: float, rng) -> np.ndarray:
     """n points on a jittered cubic lattice of the given spacing inside the footprint."""
     per_side = int(np.floor(width / spacing))
@@ -86,8 +82,8 @@ def build_world(cfg: dict, output: Hdf5Output | None = None) -> World:
     pos = lattice_positions(cfg["particles"], width, spacing, rng)
     height = float(pos[:, 2].max()) + spacing
     box = Box((0.0, 0.0, 0.0), (width, width, height))
-    dt = cfg["dt_fraction"] * rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
-                                             cfg["poisson_ratio"])
+    dt = cfg["dt_fraction"] * float(rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
+                                                   cfg["poisson_ratio"]))
     world = World(box, dt=dt, skin=cfg["skin_fraction"] * rmax)
     add_species(world, youngs_modulus=cfg["youngs_modulus"], poisson_ratio=cfg["poisson_ratio"],
                 density=cfg["density"], restitution=cfg["restitution"], friction=cfg["friction"],

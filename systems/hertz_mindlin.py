@@ -40,6 +40,7 @@ from ecs_dem.errors import InputError
 from ecs_dem.jit import inline, kernel
 
 from .contact_geometry import rotate_into_plane
+from .time_step import rayleigh_time
 
 
 def beta_from_restitution(eps):
@@ -369,9 +370,8 @@ class HertzMindlinLaw:
         if radius.size == 0:
             return np.inf, "no particles"
         sp = species_table
-        G = sp.youngs_modulus / (2.0 * (1.0 + sp.poisson_ratio))
-        nu = sp.poisson_ratio
-        t_r = np.pi * radius * np.sqrt(sp.density[species] / G[species]) / (0.1631 * nu[species] + 0.8766)
+        t_r = rayleigh_time(radius, sp.density[species], sp.youngs_modulus[species],
+                            sp.poisson_ratio[species])
         k = int(np.argmin(t_r))
         return float(t_r[k]), (f"the Rayleigh time of the smallest particle (r = {radius[k]:.4g} m) "
                                f"is {t_r[k]:.4g} s; use dt of about 0.1-0.2 of it")

@@ -34,6 +34,8 @@ import numpy as np
 from ecs_dem.errors import InputError
 from ecs_dem.jit import inline, kernel
 
+from .time_step import linear_collision_time
+
 
 @inline
 def hooke_history(dx, dy, dz, rsq, radi, radj, vr0, vr1, vr2, wsum0, wsum1, wsum2,
@@ -222,9 +224,8 @@ class LinearSpringDashpotLaw:
             raise InputError("linear_spring_dashpot: kt must be > 0")
 
     def collision_time(self, meff: float) -> float:
-        """Duration of a head-on collision of effective mass meff: pi / sqrt(kn/meff - gamman^2/4)."""
-        w2 = self.kn / meff - 0.25 * self.gamman**2
-        return np.pi / np.sqrt(w2) if w2 > 0 else np.inf
+        """Duration of a head-on collision of effective mass meff (systems.time_step)."""
+        return linear_collision_time(self.kn, meff, self.gamman)
 
     def stable_time_step(self, mass) -> tuple[float, str]:
         """Largest accepted step: a fifth of the collision time of the lightest pair.
