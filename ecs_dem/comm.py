@@ -1,11 +1,20 @@
-"""Communicator facade: the few global operations systems may ask for.
+"""Communicators: the few collective and neighbour operations the engine needs.
 
-Systems never touch MPI. They call ``world.comm.sum`` / ``max`` for global
-reductions (kinetic energy, wall forces, the rebuild decision); the serial
-communicator below is the one-rank case. The MPI decomposition issue adds an
-``MpiComm`` with the same interface.
+Systems never touch MPI. They call ``world.comm.sum`` / ``max`` / ``min`` for
+global reductions (kinetic energy, wall forces, the rebuild decision). The
+domain uses the neighbour operations (``sendrecv_rows``, ``alltoallv_rows``)
+on packed byte matrices. :class:`SerialComm` is the one-rank case, where a
+periodic neighbour is the rank itself; :class:`MpiComm` wraps mpi4py with its
+buffer (upper-case) methods only: no pickle in the time step.
+
+``default_comm()`` returns an MpiComm when the process runs under mpiexec with
+more than one rank, else a SerialComm.
 """
 from __future__ import annotations
+
+import os
+import sys
+import traceback
 
 import numpy as np
 
@@ -17,7 +26,7 @@ class SerialComm:
     size = 1
 
     def sum(self, value):
-        return np.array(value, dtype=np.float64, copy=True) if np.ndim(value) else float(value)
+        return np.array(value, dtype=np.float64, copy=True) if np.ndim(value) else value
 
     def max(self, value):
         return np.array(value, copy=True) if np.ndim(value) else value
@@ -25,5 +34,165 @@ class SerialComm:
     def min(self, value):
         return np.array(value, copy=True) if np.ndim(value) else value
 
+    def any(self, flag: bool) -> bool:
+        return bool(flag)
+
     def barrier(self) -> None:
         pass
+
+    # --------------------------------------------------------- decomposition
+    def cartesian(self, periodic) -> tuple[list[int], list[int]]:
+        """(dims, coords) of the rank grid."""
+        return [1, 1, 1], [0, 0, 0]
+
+    def neighbours(self, axis: int, periodic: bool) -> tuple[int | None, int | None]:
+        """Ranks below and above along `axis` (None where there is none)."""
+        return (0, 0) if periodic else (None, None)
+
+    def sendrecv_rows(self, send: np.ndarray, dest: int | None, source: int | None) -> np.ndarray:
+        """Send a (m, w) uint8 matrix to `dest`, receive one from `source`."""
+        if source is None:
+            return np.empty((0, send.shape[1]), dtype=np.uint8)
+        return send.copy()
+
+    def alltoallv_rows(self, send: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Rows grouped by destination rank (counts per rank); returns the rows received."""
+        return send.copy()
+
+    def gather_rows(self, send: np.ndarray) -> np.ndarray | None:
+        return send.copy()
+
+    def abort(self, code: int = 1) -> None:
+        sys.exit(code)
+
+
+class MpiComm(SerialComm):
+    """MPI communicator on a Cartesian rank grid (mpi4py, buffer methods)."""
+
+    def __init__(self, comm=None):
+        from mpi4py import MPI
+
+        self.MPI = MPI
+        self.world = comm if comm is not None else MPI.COMM_WORLD
+        self.rank = self.world.Get_rank()
+        self.size = self.world.Get_size()
+        self.cart = None
+        self._scalar = np.zeros(1)
+        self._flag = np.zeros(1, dtype=np.int32)
+
+    def _reduce(self, value, op):
+        if np.ndim(value):
+            send = np.ascontiguousarray(value)
+            recv = np.empty_like(send)
+            self.world.Allreduce(send, recv, op=op)
+            return recv
+        is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        self._scalar[0] = value
+        out = np.empty(1)
+        self.world.Allreduce(self._scalar, out, op=op)
+        return int(out[0]) if is_int else float(out[0])
+
+    def sum(self, value):
+        return self._reduce(value, self.MPI.SUM)
+
+    def max(self, value):
+        return self._reduce(value, self.MPI.MAX)
+
+    def min(self, value):
+        return self._reduce(value, self.MPI.MIN)
+
+    def any(self, flag: bool) -> bool:
+        self._flag[0] = 1 if flag else 0
+        out = np.empty(1, dtype=np.int32)
+        self.world.Allreduce(self._flag, out, op=self.MPI.MAX)
+        return bool(out[0])
+
+    def barrier(self) -> None:
+        self.world.Barrier()
+
+    def cartesian(self, periodic):
+        dims = self.MPI.Compute_dims(self.size, 3)
+        self.cart = self.world.Create_cart(dims, periods=list(periodic), reorder=False)
+        return list(dims), list(self.cart.Get_coords(self.rank))
+
+    def neighbours(self, axis, periodic):
+        lo, hi = self.cart.Shift(axis, 1)
+        null = self.MPI.PROC_NULL
+        return (None if lo == null else lo), (None if hi == null else hi)
+
+    def sendrecv_rows(self, send, dest, source):
+        MPI = self.MPI
+        width = send.shape[1]
+        count = np.array([send.shape[0]], dtype=np.int64)
+        other = np.zeros(1, dtype=np.int64)
+        d = MPI.PROC_NULL if dest is None else dest
+        s = MPI.PROC_NULL if source is None else source
+        self.world.Sendrecv(count, dest=d, sendtag=11, recvbuf=other, source=s, recvtag=11)
+        recv = np.empty((int(other[0]) if source is not None else 0, width), dtype=np.uint8)
+        self.world.Sendrecv(np.ascontiguousarray(send), dest=d, sendtag=12,
+                            recvbuf=recv, source=s, recvtag=12)
+        return recv
+
+    def alltoallv_rows(self, send, counts):
+        width = send.shape[1]
+        counts = np.ascontiguousarray(counts, dtype=np.int64)
+        recv_counts = np.empty(self.size, dtype=np.int64)
+        self.world.Alltoall(counts, recv_counts)
+        sdispl = np.concatenate(([0], np.cumsum(counts)[:-1])) * width
+        rdispl = np.concatenate(([0], np.cumsum(recv_counts)[:-1])) * width
+        recv = np.empty((int(recv_counts.sum()), width), dtype=np.uint8)
+        self.world.Alltoallv([np.ascontiguousarray(send), counts * width, sdispl, self.MPI.BYTE],
+                             [recv, recv_counts * width, rdispl, self.MPI.BYTE])
+        return recv
+
+    def gather_rows(self, send):
+        width = send.shape[1]
+        counts = np.empty(self.size, dtype=np.int64)
+        self.world.Allgather(np.array([send.shape[0]], dtype=np.int64), counts)
+        recv = np.empty((int(counts.sum()), width), dtype=np.uint8) if self.rank == 0 else None
+        displ = np.concatenate(([0], np.cumsum(counts)[:-1])) * width
+        self.world.Gatherv(np.ascontiguousarray(send),
+                           [recv, counts * width, displ, self.MPI.BYTE] if self.rank == 0 else None,
+                           root=0)
+        return recv
+
+    def abort(self, code: int = 1) -> None:
+        self.world.Abort(code)
+
+
+def _abort_on_exception(comm: MpiComm):
+    """An uncaught exception on any rank prints its traceback and ends every rank.
+
+    Without this, the other ranks wait forever in their next collective call.
+    """
+    previous = sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        if exc_type in (KeyboardInterrupt, SystemExit):
+            return previous(exc_type, exc, tb)
+        sys.stderr.write(f"[rank {comm.rank}] uncaught exception, aborting all ranks:\n")
+        sys.stderr.write("".join(traceback.format_exception(exc_type, exc, tb)))
+        sys.stderr.flush()
+        comm.abort(1)
+
+    sys.excepthook = hook
+
+
+_DEFAULT = None
+
+
+def default_comm():
+    """MpiComm under mpiexec with several ranks (installing the abort hook), else SerialComm."""
+    global _DEFAULT
+    if _DEFAULT is not None:
+        return _DEFAULT
+    launched = any(k in os.environ for k in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE",
+                                             "PMIX_RANK", "HYDRA_CONTROL_FD"))
+    if launched:
+        comm = MpiComm()
+        if comm.size > 1:
+            _abort_on_exception(comm)
+            _DEFAULT = comm
+            return comm
+    _DEFAULT = SerialComm()
+    return _DEFAULT

@@ -1,27 +1,37 @@
-"""Simulation box, periodic wrapping, spatial sorting and ghost layers.
+"""Simulation box, decomposition over ranks, migration and ghost layers.
 
 The domain implements the engine's halo vocabulary on whole tables (DESIGN.md,
-Systems): ``rebuild_ghosts``, ``forward``, ``reverse`` (and, with several
-ranks, ``migrate``). On one rank a periodic axis is a rank talking to itself:
-rows within ``ghost_width`` of a periodic face are copied, shifted by the box
-length, to ghost rows, so systems see periodic images as ordinary ghost rows
-and never special-case periodicity.
+Systems): ``migrate``, ``rebuild_ghosts``, ``forward``, ``reverse``. One rank
+is the same code talking to itself: along a periodic axis its neighbour is
+itself, and rows within ``ghost_width`` of a periodic face become ghost rows
+shifted by the box length (periodic images), so systems see periodic images as
+ordinary ghost rows and never special-case periodicity or rank count.
 
-Ghosts are built in three stages, x then y then z, each stage also copying the
-ghosts made by the previous ones, so edge and corner images appear without a
-26-neighbour enumeration. Each stage records its source rows (the "send list")
-so ``forward`` and ``reverse`` replay the same mapping until the next rebuild.
+Ghosts are built in three stages, x then y then z, two directions each; each
+stage also sends the ghosts received in earlier stages, so edge and corner
+images arrive without a 26-neighbour enumeration (LAMMPS's ``borders``). Each
+stage records its send list, so ``forward`` and ``reverse`` replay the same
+mapping until the next rebuild. Messages are packed byte matrices moved with
+mpi4py's buffer methods; a rank sending to itself copies rows directly.
 
 Pair rule (applied by pair systems, stated here because ghosts create it):
 a pair of an owned row and a ghost row is evaluated only when the owned row
 has the lower gid; two ghost rows are never paired. Every pair is thus
-evaluated exactly once globally, also across ranks, and forces put on ghost
-rows come home through ``reverse``.
+evaluated exactly once globally, across ranks and periodic images, by the
+owner of its lower gid, and forces put on ghost rows come home through
+``reverse``. Per-pair data (contact history) therefore lives with the lower-gid
+particle and migrates with it.
+
+Anchored tables: a table whose ``anchor`` names a field holding gids of a
+spatial table's rows (the pairs table: its ``gid`` column is gid_i; bonded
+springs: their first vertex) migrates row by row with that anchor.
+
+Set-up: every rank holds the same complete initial state (drivers run the same
+code on every rank), and the first rebuild keeps each rank's own rows.
 
 Non-periodic box faces are not walls: a particle that crosses one keeps going
-(add a wall system to confine it); the box only bounds the cell grid and,
-with several ranks, the decomposition. A particle outside the box at set-up
-is an input error.
+(add a wall system to confine it); the outermost subdomains extend to
+infinity. A particle outside the box at set-up is an input error.
 """
 from __future__ import annotations
 
@@ -30,7 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import halo_kernels as hk
+from .comm import SerialComm
+from .decomposition import Decomposition
 from .errors import InputError, StateError
+from .row_packing import add_packed_into, pack_rows, row_layout, unpack_rows
 from .table import Halo, Table
 
 
@@ -62,35 +75,55 @@ class Box:
 
 @dataclass
 class _GhostStage:
-    table: str
-    src_rows: np.ndarray  # int64 rows copied (owned or earlier ghosts)
-    dst_start: int  # first ghost row of this stage
-    shift: np.ndarray  # added to positions
+    send_rows: np.ndarray  # int64 rows sent (owned or earlier ghosts)
+    dest: int | None  # rank the rows go to
+    source: int | None  # rank the ghosts of this stage come from
+    local: bool  # dest and source are this rank: copy rows directly
+    recv_start: int  # first ghost row of this stage
+    recv_count: int
+    shift: np.ndarray  # added to received positions (periodic image)
 
 
 class Domain:
-    """Box, ghost layers and rebuild bookkeeping for the spatial tables.
+    """Box, decomposition, ghost layers and rebuild bookkeeping for the spatial tables.
 
     A spatial table is one with a ``position`` field of shape (3,). Its
     ghosts are rebuilt at every rebuild; its ``FORWARD`` fields are copied to
     ghosts by :meth:`forward`, its ``REVERSE`` fields summed back by
     :meth:`reverse`.
+
+    Parameters
+    ----------
+    box : Box
+    skin : float
+        Verlet skin (m): rebuild once a row moved more than skin / 2.
+    comm : SerialComm or MpiComm
+    sort_every_rebuild : bool
+        Re-order owned rows by cell at each rebuild (memory locality).
+    balance_every : int
+        Move the cut planes to even out rows per rank at the first rebuild
+        at least this many rebuild checks after the last balance (0: never).
     """
 
-    def __init__(self, box: Box, skin: float, sort_every_rebuild: bool = True):
+    def __init__(self, box: Box, skin: float, comm=None, sort_every_rebuild: bool = True,
+                 balance_every: int = 0):
         if skin < 0:
             raise InputError(f"skin must be >= 0 (got {skin})")
         self.box = box
         self.skin = float(skin)
+        self.comm = comm if comm is not None else SerialComm()
+        self.decomposition = Decomposition(box, self.comm)
         self.ghost_width = 0.0
         self.sort_every_rebuild = sort_every_rebuild
+        self.balance_every = int(balance_every)
+        self._checks_since_balance = 0
         self._stages: dict[str, list[_GhostStage]] = {}
         self._reference: dict[str, np.ndarray] = {}
         self.rebuild_count = 0
 
     # ---------------------------------------------------------------- checks
     def check_inside(self, table: Table) -> None:
-        """Input check: every owned position lies in the box on non-periodic axes."""
+        """Input check: every owned position is finite and in the box on non-periodic axes."""
         x = table.position
         if x.shape[0] == 0:
             return
@@ -108,11 +141,23 @@ class Domain:
                     f"domain on axis {'xyz'[a]} [{self.box.lo[a]}, {self.box.hi[a]}]; "
                     "enlarge the box or move the particle")
 
+    def check_ghost_width(self) -> None:
+        w = self.ghost_width
+        L = self.box.length
+        for a in range(3):
+            if self.box.periodic[a] and self.decomposition.dims[a] == 1 and w > 0.5 * L[a]:
+                raise InputError(
+                    f"the interaction range plus skin ({w:g} m) exceeds half the periodic box "
+                    f"length along {'xyz'[a]} ({L[a]:g} m): enlarge the box or reduce the skin")
+        self.decomposition.check_width(w)
+
     def needs_rebuild(self, table: Table) -> bool:
-        """True when some owned row moved more than half the skin since the last rebuild.
+        """True when some owned row (on this rank) moved more than half the skin since the last rebuild.
 
         Raises :class:`StateError` naming the first row whose position is not finite.
+        The world combines the answers of all ranks.
         """
+        self._checks_since_balance += 1
         ref = self._reference.get(table.name)
         if ref is None or ref.shape[0] != table.n_owned:
             return True
@@ -125,11 +170,21 @@ class Domain:
         return worst > 0.25 * self.skin * self.skin
 
     # --------------------------------------------------------------- rebuild
-    def rebuild(self, table: Table) -> None:
-        """Wrap, optionally sort by cell, and rebuild the ghost layer of a spatial table."""
+    def rebuild(self, table: Table, anchored=(), initial: bool = False) -> None:
+        """Wrap, balance, migrate, sort by cell, and rebuild the ghost layer of a spatial table.
+
+        `anchored` are tables whose rows migrate with their anchor rows of `table`.
+        `initial`: every rank holds the full initial state; keep own rows only.
+        """
         table.clear_ghosts()
-        pos = table.position
-        hk.wrap_periodic(pos, self.box.lo, self.box.length, self.box.periodic_mask)
+        hk.wrap_periodic(table.position, self.box.lo, self.box.length, self.box.periodic_mask)
+        if self.comm.size > 1:
+            if (self.balance_every > 0 and not initial
+                    and self._checks_since_balance >= self.balance_every):
+                self.decomposition.balance(table.position, self.ghost_width)
+                self.decomposition.check_width(self.ghost_width)
+                self._checks_since_balance = 0
+            self.migrate(table, anchored, initial)
         if self.sort_every_rebuild and table.n_owned > 1:
             self._sort(table)
         self.rebuild_ghosts(table)
@@ -138,62 +193,122 @@ class Domain:
 
     def _sort(self, table: Table) -> None:
         cell = max(self.ghost_width, 1e-300)
-        dims = np.maximum(np.floor(self.box.length / cell), 1).astype(np.int64)
+        lo, hi = self.decomposition.lo, self.decomposition.hi
+        lo = np.where(np.isfinite(lo), lo, self.box.lo)
+        hi = np.where(np.isfinite(hi), hi, self.box.hi)
+        dims = np.maximum(np.floor((hi - lo) / cell), 1).astype(np.int64)
         dims = np.minimum(dims, 1 << 20)
-        cell_used = float(np.max(self.box.length / dims))
-        keys = hk.spatial_sort_keys(table.position, self.box.lo, cell_used, dims)
+        cell_used = float(np.max((hi - lo) / dims))
+        keys = hk.spatial_sort_keys(table.position, lo, cell_used, dims)
         order = np.argsort(keys, kind="stable")
         if np.any(order != np.arange(order.size)):
             table.permute(order)
 
-    def rebuild_ghosts(self, table: Table) -> None:
-        """Create ghost rows: periodic images of rows within ghost_width of a periodic face.
+    # ------------------------------------------------------------- migrate
+    def migrate(self, table: Table, anchored=(), initial: bool = False) -> None:
+        """Move every owned row (all fields) to the rank that owns its position.
 
-        Preconditions: owned rows wrapped into the box; no ghost rows.
+        Preconditions: no ghost rows; positions wrapped. Postconditions: every
+        owned row lies in this rank's subdomain; rows of anchored tables sit
+        on the rank of their anchor row; gids are unchanged and unique.
+        """
+        me = self.comm.rank
+        owners = self.decomposition.owner_ranks(table.position)
+        gid_row = table.gid_to_row()
+        anchored_dest = []
+        for dep in anchored:
+            anchor = dep.column(dep.anchor[1])[:dep.n_owned]
+            rows = gid_row[anchor] if anchor.size else np.empty(0, dtype=np.int64)
+            if np.any(rows < 0):
+                raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
+            anchored_dest.append(owners[rows])
+        self._send_rows(table, owners, me, initial)
+        for dep, dest in zip(anchored, anchored_dest):
+            self._send_rows(dep, dest, me, initial)
+
+    def _send_rows(self, table: Table, dest: np.ndarray, me: int, initial: bool) -> None:
+        leaving = np.flatnonzero(dest != me)
+        if initial:
+            if leaving.size:
+                table.remove(leaving)
+            return
+        order = np.argsort(dest[leaving], kind="stable")
+        rows = leaving[order]
+        counts = np.bincount(dest[rows], minlength=self.comm.size)
+        layout = row_layout(table, list(table.fields))
+        received = self.comm.alltoallv_rows(pack_rows(table, layout, rows), counts)
+        if leaving.size:
+            table.remove(leaving)
+        if received.shape[0]:
+            gid_name, gid_off, gid_w = layout[0]
+            gids = np.ascontiguousarray(received[:, gid_off:gid_off + gid_w]).view(np.int64).ravel()
+            new = table.append(received.shape[0], gid=gids)
+            unpack_rows(table, layout, received, new.start)
+
+    # ------------------------------------------------------------- ghosts
+    def rebuild_ghosts(self, table: Table) -> None:
+        """Create ghost rows: copies of rows within ghost_width of a subdomain face.
+
+        Preconditions: owned rows wrapped and migrated; no ghost rows.
         Postconditions: ghost rows hold copies of every FORWARD field (positions
-        shifted); the send lists for forward/reverse are recorded.
+        shifted across periodic faces), REVERSE fields of ghosts are zero, and
+        the send lists for forward/reverse are recorded.
         """
         stages: list[_GhostStage] = []
         w = self.ghost_width
+        dec = self.decomposition
+        lo_sub, hi_sub = dec.lo, dec.hi
         L = self.box.length
-        if w > 0.5 * float(np.min(np.where(self.box.periodic_mask, L, np.inf))):
-            raise InputError(
-                f"the interaction range plus skin ({w:g} m) exceeds half the periodic box "
-                f"length {L.tolist()}: enlarge the box or reduce the skin")
+        names = [f for f, d in table.fields.items() if d.halo is Halo.FORWARD or f == "gid"]
+        layout = row_layout(table, names)
         for axis in range(3):
-            if not self.box.periodic[axis]:
+            periodic = self.box.periodic[axis]
+            n_axis = dec.dims[axis]
+            if n_axis == 1 and not periodic:
                 continue
-            n_now = table.n
-            low, high = hk.rows_near_faces(
-                table.column("position"), n_now, axis,
-                self.box.lo[axis] + w, self.box.hi[axis] - w)
-            for rows, sign in ((low, 1.0), (high, -1.0)):
-                if rows.size == 0:
-                    continue
-                shift = np.zeros(3)
-                shift[axis] = sign * L[axis]
-                start = table.n
-                table.resize_ghosts(table.n_ghost + rows.size)
-                stage = _GhostStage(table.name, rows, start, shift)
-                self._fill_stage(table, stage, None)
+            lo_nb, hi_nb = self.comm.neighbours(axis, periodic)
+            low, high = hk.rows_near_faces(table.column("position"), table.n, axis,
+                                           lo_sub[axis] + w, hi_sub[axis] - w)
+            coord = dec.coords[axis]
+            down_shift = L[axis] if periodic and coord == n_axis - 1 else 0.0
+            up_shift = -L[axis] if periodic and coord == 0 else 0.0
+            for rows, dest, source, shift in ((low, lo_nb, hi_nb, down_shift),
+                                              (high, hi_nb, lo_nb, up_shift)):
+                if dest is None:
+                    rows = rows[:0]
+                vec = np.zeros(3)
+                vec[axis] = shift
+                local = dest == self.comm.rank and source == self.comm.rank
+                stage = _GhostStage(rows, dest, source, local, table.n, 0, vec)
+                if local:
+                    stage.recv_count = rows.size
+                    table.resize_ghosts(table.n_ghost + rows.size)
+                    self._copy_local(table, stage, names)
+                else:
+                    received = self.comm.sendrecv_rows(pack_rows(table, layout, rows), dest, source)
+                    stage.recv_count = received.shape[0]
+                    table.resize_ghosts(table.n_ghost + stage.recv_count)
+                    unpack_rows(table, layout, received, stage.recv_start)
+                    self._shift_positions(table, stage)
+                for f, d in table.fields.items():
+                    if d.halo is Halo.REVERSE:
+                        table.column(f)[stage.recv_start:stage.recv_start + stage.recv_count] = 0
                 stages.append(stage)
         self._stages[table.name] = stages
 
-    def _fill_stage(self, table: Table, stage: _GhostStage, names) -> None:
-        for name, f in table.fields.items():
-            if names is None:
-                if f.halo is Halo.REVERSE:
-                    table.column(name)[stage.dst_start:stage.dst_start + stage.src_rows.size] = 0
-                    continue
-                if f.halo is not Halo.FORWARD and name != "gid":
-                    continue
-            elif name not in names:
-                continue
+    @staticmethod
+    def _copy_local(table: Table, stage: _GhostStage, names) -> None:
+        for name in names:
             col = table.column(name)
             if name == "position":
-                hk.copy_rows_shifted(col, stage.src_rows, stage.dst_start, stage.shift)
+                hk.copy_rows_shifted(col, stage.send_rows, stage.recv_start, stage.shift)
             else:
-                hk.copy_rows(col, stage.src_rows, stage.dst_start)
+                hk.copy_rows(col, stage.send_rows, stage.recv_start)
+
+    @staticmethod
+    def _shift_positions(table: Table, stage: _GhostStage) -> None:
+        if stage.recv_count and np.any(stage.shift):
+            table.column("position")[stage.recv_start:stage.recv_start + stage.recv_count] += stage.shift
 
     # ------------------------------------------------------------ halo verbs
     def forward(self, table: Table, names) -> None:
@@ -204,19 +319,39 @@ class Domain:
         (positions shifted by the periodic image).
         """
         names = tuple(names)
+        layout = None
         for stage in self._stages.get(table.name, ()):
-            self._fill_stage(table, stage, names)
+            if stage.local:
+                self._copy_local(table, stage, names)
+                continue
+            if layout is None:
+                layout = row_layout(table, names)
+            received = self.comm.sendrecv_rows(pack_rows(table, layout, stage.send_rows),
+                                               stage.dest, stage.source)
+            unpack_rows(table, layout, received, stage.recv_start)
+            if "position" in names:
+                self._shift_positions(table, stage)
 
     def reverse(self, table: Table, names) -> None:
-        """Sum ghost-row values of REVERSE fields into their owners, then zero the ghosts.
+        """Sum ghost-row values of REVERSE fields into their sources, then zero the ghosts.
 
         Stages run in reverse order, so a ghost of a ghost first adds into its
         source ghost, which then adds into its owner.
         """
-        stages = self._stages.get(table.name, ())
-        for stage in reversed(stages):
+        names = tuple(names)
+        layout = row_layout(table, names)
+        for stage in reversed(self._stages.get(table.name, ())):
+            ghosts = np.arange(stage.recv_start, stage.recv_start + stage.recv_count)
+            if stage.local:
+                for name in names:
+                    hk.add_rows_back(table.column(name), stage.send_rows, stage.recv_start)
+                continue
+            returned = self.comm.sendrecv_rows(pack_rows(table, layout, ghosts),
+                                               stage.source, stage.dest)
             for name in names:
-                hk.add_rows_back(table.column(name), stage.src_rows, stage.dst_start)
+                table.column(name)[stage.recv_start:stage.recv_start + stage.recv_count] = 0
+            if returned.shape[0]:
+                add_packed_into(table, layout, returned, stage.send_rows)
 
     def has_ghost_stages(self, table: Table) -> bool:
         return bool(self._stages.get(table.name))

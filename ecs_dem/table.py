@@ -94,10 +94,16 @@ class Table:
         Declared columns. ``gid`` is always added first.
     capacity : int
         Initial number of rows allocated.
+    anchor : (table, field), optional
+        The rows of this table belong with the row of ``table`` whose gid is
+        in ``field`` (per-pair history with its lower-gid particle, a spring
+        with its first vertex): they migrate together between ranks.
     """
 
-    def __init__(self, name: str, fields: Iterable[Field], capacity: int = 64):
+    def __init__(self, name: str, fields: Iterable[Field], capacity: int = 64,
+                 anchor: tuple[str, str] | None = None):
         self.name = name
+        self.anchor = anchor
         self._columns: dict[str, _Column] = {}
         self._capacity = max(int(capacity), 1)
         self.n_owned = 0

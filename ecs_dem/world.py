@@ -30,7 +30,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .comm import SerialComm
+from .comm import default_comm
 from .domain import Box, Domain
 from .errors import InputError
 from .system import Stage, System
@@ -50,18 +50,24 @@ class World:
         Neighbour skin (m): lists and ghosts are rebuilt once some row moved
         more than half of it.
     comm : communicator, optional
-        Serial by default.
+        By default an MPI communicator when launched by mpiexec with several
+        ranks, else serial: drivers need no change to run in parallel.
     sort : bool
         Re-order owned rows by cell at each rebuild, for memory locality.
+    balance_every : int
+        With several ranks, move the subdomain boundaries to even out the
+        particles per rank at the first rebuild after this many steps (0: never).
     """
 
-    def __init__(self, box: Box, dt: float, skin: float = 0.0, comm=None, sort: bool = True):
+    def __init__(self, box: Box, dt: float, skin: float = 0.0, comm=None, sort: bool = True,
+                 balance_every: int = 1000):
         if not (dt > 0 and np.isfinite(dt)):
             raise InputError(f"time step dt must be positive and finite (got {dt})")
         self.box = box
         self.dt = float(dt)
-        self.comm = comm or SerialComm()
-        self.domain = Domain(box, skin, sort_every_rebuild=sort)
+        self.comm = comm if comm is not None else default_comm()
+        self.domain = Domain(box, skin, self.comm, sort_every_rebuild=sort,
+                             balance_every=balance_every)
         self.tables: dict[str, Table] = {}
         self.systems: list[System] = []
         self.step = 0
@@ -187,13 +193,16 @@ class World:
         self.timers[s.name] += _time.perf_counter() - t0
         self._mark_written(s, self._stale)
 
-    def _rebuild_domain(self) -> None:
+    def anchored_tables(self, table: Table) -> list[Table]:
+        return [t for t in self.tables.values() if t.anchor and t.anchor[0] == table.name]
+
+    def _rebuild_domain(self, initial: bool = False) -> None:
         t0 = _time.perf_counter()
         for t in self.spatial_tables():
             for op in sorted(p for p in self._pending_reverse if p[0] == t.name):
                 self._apply(("reverse",) + op)
                 self._pending_reverse.discard(op)
-            self.domain.rebuild(t)
+            self.domain.rebuild(t, self.anchored_tables(t), initial=initial)
             self._stale = {p for p in self._stale if p[0] != t.name}
         self.timers["domain:rebuild"] += _time.perf_counter() - t0
         for s in self.systems_in(Stage.NEIGHBORS):
@@ -215,11 +224,17 @@ class World:
         for s in self.systems:
             self._validate(s)
         ranges = [float(s.interaction_range(self)) for s in self.systems]
-        self.domain.ghost_width = max(ranges, default=0.0) + self.domain.skin
+        self.domain.ghost_width = self.comm.max(max(ranges, default=0.0)) + self.domain.skin
+        self.domain.check_ghost_width()
         for t in self.spatial_tables():
             self.domain.check_inside(t)
+            if self.comm.size > 1 and self.comm.max(t.n_owned) != self.comm.min(t.n_owned):
+                raise InputError(
+                    f"table '{t.name}' differs between ranks before set-up: every rank must build "
+                    "the same initial state (same seed, same files); set-up then keeps each "
+                    "rank's own rows")
         self._is_setup = True
-        self._rebuild_domain()
+        self._rebuild_domain(initial=True)
         self.setup_phase = True
         try:
             self._forces()
@@ -241,7 +256,9 @@ class World:
         for s in self.systems_in(Stage.INTEGRATE_FIRST):
             self._run_system(s)
         t0 = _time.perf_counter()
-        rebuild = any(self.domain.needs_rebuild(t) for t in self.spatial_tables())
+        rebuild = any([self.domain.needs_rebuild(t) for t in self.spatial_tables()])
+        if self.comm.size > 1:
+            rebuild = self.comm.any(rebuild)
         self.timers["domain:check"] += _time.perf_counter() - t0
         if rebuild:
             self._rebuild_domain()

@@ -89,7 +89,8 @@ def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         world = build_world(cfg)
-        print("Step Atoms KinEng c_1")
+        if world.comm.rank == 0:
+            print("Step Atoms KinEng c_1")
         world.setup()
         t0 = time.perf_counter()
         world.run(cfg["steps"])
@@ -97,7 +98,9 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    n = world.particles.n_owned
+    n = world.comm.sum(world.particles.n_owned)
+    if world.comm.rank != 0:
+        return 0
     print(f"Loop time of {elapsed:.4g} s for {cfg['steps']} steps with {n} atoms: "
           f"{n * cfg['steps'] / max(elapsed, 1e-12):.4g} particle-steps/s; "
           f"{world.domain.rebuild_count} neighbour builds")

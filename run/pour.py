@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ecs_dem import Box, InputError, World
+from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
@@ -72,7 +73,7 @@ def lattice_positions(n: int, width: float, spacing: float, rng) -> np.ndarray:
     return pos
 
 
-def build_world(cfg: dict, output: Hdf5Output | None = None) -> World:
+def build_world(cfg: dict, output: Hdf5Output | None = None, comm=None) -> World:
     rng = np.random.default_rng(cfg["seed"])
     rmin, rmax = cfg["radius_min"], cfg["radius_max"]
     if not 0 < rmin <= rmax:
@@ -84,7 +85,7 @@ def build_world(cfg: dict, output: Hdf5Output | None = None) -> World:
     box = Box((0.0, 0.0, 0.0), (width, width, height))
     dt = cfg["dt_fraction"] * float(rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
                                                    cfg["poisson_ratio"]))
-    world = World(box, dt=dt, skin=cfg["skin_fraction"] * rmax)
+    world = World(box, dt=dt, skin=cfg["skin_fraction"] * rmax, comm=comm)
     add_species(world, youngs_modulus=cfg["youngs_modulus"], poisson_ratio=cfg["poisson_ratio"],
                 density=cfg["density"], restitution=cfg["restitution"], friction=cfg["friction"],
                 rolling_friction=cfg["rolling_friction"])
@@ -113,12 +114,14 @@ def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         path = Path(cfg["output"])
-        with Hdf5Output(path, cfg) as output:
-            world = build_world(cfg, output)
+        comm = default_comm()
+        with Hdf5Output(path, cfg, comm) as output:
+            world = build_world(cfg, output, comm)
             steps = int(round(cfg["duration"] / world.dt))
-            n = world.particles.n_owned
-            print(f"pour: {n} particles, dt = {world.dt:.3g} s, {steps} steps "
-                  f"({cfg['duration']} s), output {path}")
+            n = world.particles.n_owned  # before set-up every rank holds all particles
+            if comm.rank == 0:
+                print(f"pour: {n} particles, dt = {world.dt:.3g} s, {steps} steps "
+                      f"({cfg['duration']} s), output {path}")
             world.setup()
             t0 = time.perf_counter()
             world.run(steps)
@@ -127,12 +130,17 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     p = world.particles
-    weight = float(p.mass.sum()) * cfg["gravity"]
+    comm = world.comm
+    weight = comm.sum(float(p.mass.sum())) * cfg["gravity"]
+    top = comm.max(float((p.position[:, 2] + p.radius).max()) if p.n_owned else 0.0)
     floor = float(world.walls.force[0, 2])
     d = world.diagnostics[-1]
-    print(f"done: {steps} steps in {elapsed:.1f} s, {n * steps / elapsed:.3g} particle-steps/s")
-    print(f"bed: top {float((p.position[:, 2] + p.radius).max()) * 1e3:.1f} mm, kinetic energy "
-          f"{d['kinetic_energy']:.3g} J, {int(d['contacts'])} contacts")
+    if comm.rank != 0:
+        return 0
+    print(f"done: {steps} steps in {elapsed:.1f} s, {n * steps / elapsed:.3g} particle-steps/s"
+          + (f" on {comm.size} ranks" if comm.size > 1 else ""))
+    print(f"bed: top {top * 1e3:.1f} mm, kinetic energy {d['kinetic_energy']:.3g} J, "
+          f"{int(d['contacts'])} contacts")
     print(f"floor force {-floor:.4g} N against bed weight {weight:.4g} N "
           f"(side walls carry the rest by friction: Janssen)")
     print(f"snapshots and time series in {path}")

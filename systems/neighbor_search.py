@@ -34,7 +34,7 @@ def pair_table(world) -> Table:
     Its ``gid`` column holds gid_i: a pair is identified by (gid, gid_j).
     """
     if "pairs" not in world.tables:
-        world.add_table(Table("pairs", PAIR_FIELDS, capacity=1024))
+        world.add_table(Table("pairs", PAIR_FIELDS, capacity=1024, anchor=("particles", "gid")))
     return world.tables["pairs"]
 
 

@@ -9,8 +9,9 @@ Layout (documented for users in README.md, "Output")::
                                /timeseries/step and /timeseries/time index them
 
 The file is flushed after every write, so a run that stops on an error keeps
-everything written before it. (This is the serial writer; the I/O issue makes
-it collective over ranks.)
+everything written before it. With several ranks, rank 0 owns the file and
+snapshot rows are gathered to it (sorted by gid); the parallel-I/O issue
+replaces this with collective writes.
 """
 from __future__ import annotations
 
@@ -18,16 +19,23 @@ from pathlib import Path
 
 import numpy as np
 
+from ..comm import SerialComm
+from ..row_packing import pack_rows, row_layout
 from ..system import Stage, System
 
 
 class Hdf5Output:
-    """One HDF5 file per run."""
+    """One HDF5 file per run, written by rank 0."""
 
-    def __init__(self, path, config: dict | None = None):
+    def __init__(self, path, config: dict | None = None, comm=None):
+        self.comm = comm if comm is not None else SerialComm()
+        self.path = Path(path)
+        self._file = None
+        if self.comm.rank != 0:
+            return
         import h5py  # imported here: the engine core does not need h5py
 
-        self.path = Path(path)
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = h5py.File(self.path, "w")
         from .. import __version__
@@ -44,14 +52,32 @@ class Hdf5Output:
         return self._file
 
     def write_snapshot(self, step: int, time: float, table, fields) -> None:
+        """Owned rows of `fields` (all ranks call this; rows sorted by gid with several ranks)."""
+        columns = {f: table.owned(f) for f in fields}
+        if self.comm.size > 1:
+            names = ["gid"] + [f for f in fields if f != "gid"]
+            layout = row_layout(table, names)
+            rows = self.comm.gather_rows(pack_rows(table, layout, np.arange(table.n_owned)))
+            if self.comm.rank != 0:
+                return
+            columns = {}
+            for name, offset, nbytes in layout:
+                fd = table.fields[name]
+                columns[name] = np.ascontiguousarray(rows[:, offset:offset + nbytes]).view(
+                    fd.np_dtype).reshape(rows.shape[0], *fd.shape)
+            order = np.argsort(columns["gid"])
+            columns = {k: v[order] for k, v in columns.items() if k in fields}
         g = self._file["snapshots"].create_group(f"{step:09d}")
         g.attrs["step"] = step
         g.attrs["time"] = time
         for f in fields:
-            g.create_dataset(f, data=table.owned(f))
+            g.create_dataset(f, data=columns[f])
         self._file.flush()
 
     def append(self, step: int, time: float, values: dict) -> None:
+        """Append one record to the time series (rank 0 writes; values must be global)."""
+        if self._file is None:
+            return
         ts = self._file["timeseries"]
         row = {"step": np.int64(step), "time": np.float64(time), **values}
         for name, value in row.items():

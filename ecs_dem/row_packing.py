@@ -1,0 +1,59 @@
+"""Pack rows of a table into one contiguous byte matrix and back.
+
+Migration and halo messages carry several fields of mixed dtypes; packing
+them into a (rows, row_bytes) uint8 matrix lets one buffer-based MPI call
+(upper-case mpi4py methods, no pickle) move them all.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def row_layout(table, names) -> list[tuple[str, int, int]]:
+    """(field, byte offset, byte width) of each named field within a packed row."""
+    layout = []
+    offset = 0
+    for name in names:
+        f = table.fields[name]
+        width = f.np_dtype.itemsize * int(np.prod(f.shape, dtype=np.int64))
+        layout.append((name, offset, width))
+        offset += width
+    return layout
+
+
+def row_bytes(layout) -> int:
+    return layout[-1][1] + layout[-1][2] if layout else 0
+
+
+def pack_rows(table, layout, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Bytes of `rows` (owned or ghost) for the fields of `layout`: (len(rows), row_bytes)."""
+    width = row_bytes(layout)
+    if out is None:
+        out = np.empty((rows.size, width), dtype=np.uint8)
+    for name, offset, nbytes in layout:
+        col = table.column(name)
+        out[:, offset:offset + nbytes] = np.ascontiguousarray(col[rows]).view(np.uint8).reshape(rows.size, nbytes)
+    return out
+
+
+def unpack_rows(table, layout, packed: np.ndarray, start: int, add: bool = False) -> None:
+    """Write (or add, for reverse reductions) packed rows into rows start.. of the table."""
+    m = packed.shape[0]
+    for name, offset, nbytes in layout:
+        f = table.fields[name]
+        col = table.column(name)
+        values = np.ascontiguousarray(packed[:, offset:offset + nbytes]).view(f.np_dtype)
+        values = values.reshape(m, *f.shape)
+        if add:
+            col[start:start + m] += values
+        else:
+            col[start:start + m] = values
+
+
+def add_packed_into(table, layout, packed: np.ndarray, rows: np.ndarray) -> None:
+    """Scatter-add packed values into the given rows (rows may repeat)."""
+    m = packed.shape[0]
+    for name, offset, nbytes in layout:
+        f = table.fields[name]
+        values = np.ascontiguousarray(packed[:, offset:offset + nbytes]).view(f.np_dtype)
+        np.add.at(table.column(name), rows, values.reshape(m, *f.shape))
