@@ -41,16 +41,20 @@ class SerialComm:
         pass
 
     # --------------------------------------------------------- decomposition
-    def cartesian(self, periodic) -> tuple[list[int], list[int]]:
-        """(dims, coords) of the rank grid."""
+    def cartesian(self, periodic, dims) -> tuple[list[int], list[int]]:
+        """(dims, coords) of the rank grid of the given shape."""
         return [1, 1, 1], [0, 0, 0]
 
     def neighbours(self, axis: int, periodic: bool) -> tuple[int | None, int | None]:
         """Ranks below and above along `axis` (None where there is none)."""
         return (0, 0) if periodic else (None, None)
 
-    def sendrecv_rows(self, send: np.ndarray, dest: int | None, source: int | None) -> np.ndarray:
-        """Send a (m, w) uint8 matrix to `dest`, receive one from `source`."""
+    def sendrecv_rows(self, send: np.ndarray, dest: int | None, source: int | None,
+                      recv_count: int | None = None) -> np.ndarray:
+        """Send a (m, w) uint8 matrix to `dest`, receive one from `source`.
+
+        `recv_count` (rows) skips the size message when the receiver knows it.
+        """
         if source is None:
             return np.empty((0, send.shape[1]), dtype=np.uint8)
         return send.copy()
@@ -110,8 +114,8 @@ class MpiComm(SerialComm):
     def barrier(self) -> None:
         self.world.Barrier()
 
-    def cartesian(self, periodic):
-        dims = self.MPI.Compute_dims(self.size, 3)
+    def cartesian(self, periodic, dims):
+        dims = list(dims)
         self.cart = self.world.Create_cart(dims, periods=list(periodic), reorder=False)
         return list(dims), list(self.cart.Get_coords(self.rank))
 
@@ -120,15 +124,17 @@ class MpiComm(SerialComm):
         null = self.MPI.PROC_NULL
         return (None if lo == null else lo), (None if hi == null else hi)
 
-    def sendrecv_rows(self, send, dest, source):
+    def sendrecv_rows(self, send, dest, source, recv_count=None):
         MPI = self.MPI
         width = send.shape[1]
-        count = np.array([send.shape[0]], dtype=np.int64)
-        other = np.zeros(1, dtype=np.int64)
         d = MPI.PROC_NULL if dest is None else dest
         s = MPI.PROC_NULL if source is None else source
-        self.world.Sendrecv(count, dest=d, sendtag=11, recvbuf=other, source=s, recvtag=11)
-        recv = np.empty((int(other[0]) if source is not None else 0, width), dtype=np.uint8)
+        if recv_count is None:
+            count = np.array([send.shape[0]], dtype=np.int64)
+            other = np.zeros(1, dtype=np.int64)
+            self.world.Sendrecv(count, dest=d, sendtag=11, recvbuf=other, source=s, recvtag=11)
+            recv_count = int(other[0])
+        recv = np.empty((recv_count if source is not None else 0, width), dtype=np.uint8)
         self.world.Sendrecv(np.ascontiguousarray(send), dest=d, sendtag=12,
                             recvbuf=recv, source=s, recvtag=12)
         return recv

@@ -27,6 +27,9 @@ def _coerce(key: str, value, default):
             return False
         raise ConfigError(f"config key '{key}' takes true/false (got {value!r})")
     if isinstance(default, (int, float)) and not isinstance(default, bool):
+        if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
+            # int(2.5) would silently truncate a TOML float
+            raise ConfigError(f"config key '{key}' takes an int (got {value!r})")
         try:
             number = float(value) if isinstance(default, float) else int(value)
         except (TypeError, ValueError):

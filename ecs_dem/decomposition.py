@@ -20,13 +20,34 @@ from .errors import InputError
 _BINS = 4096
 
 
+def choose_dims(size: int, lengths) -> list[int]:
+    """Rank grid (nx, ny, nz) with nx ny nz = size that minimises the cut area.
+
+    Interfaces cost communication in proportion to their area, so long axes
+    are cut first (a tall pour box is cut in z, a flat chute in x).
+    """
+    L = np.asarray(lengths, dtype=np.float64)
+    best, best_cost = [size, 1, 1], np.inf
+    for nx in range(1, size + 1):
+        if size % nx:
+            continue
+        for ny in range(1, size // nx + 1):
+            if (size // nx) % ny:
+                continue
+            nz = size // (nx * ny)
+            cost = (nx - 1) * L[1] * L[2] + (ny - 1) * L[0] * L[2] + (nz - 1) * L[0] * L[1]
+            if cost < best_cost * (1 - 1e-12):
+                best, best_cost = [nx, ny, nz], cost
+    return best
+
+
 class Decomposition:
     """Rank grid and cut planes of a box over a communicator."""
 
     def __init__(self, box, comm):
         self.box = box
         self.comm = comm
-        self.dims, self.coords = comm.cartesian(box.periodic)
+        self.dims, self.coords = comm.cartesian(box.periodic, choose_dims(comm.size, box.length))
         self.cuts = [np.linspace(box.lo[a], box.hi[a], self.dims[a] + 1) for a in range(3)]
         self._rank_of_coords = self._rank_table()
         self.balance_count = 0

@@ -119,6 +119,7 @@ class Domain:
         self._checks_since_balance = 0
         self._stages: dict[str, list[_GhostStage]] = {}
         self._reference: dict[str, np.ndarray] = {}
+        self._epoch: dict[str, int] = {}
         self.rebuild_count = 0
 
     # ---------------------------------------------------------------- checks
@@ -152,15 +153,16 @@ class Domain:
         self.decomposition.check_width(w)
 
     def needs_rebuild(self, table: Table) -> bool:
-        """True when some owned row (on this rank) moved more than half the skin since the last rebuild.
+        """True when some owned row (on this rank) moved more than half the skin since the last
+        rebuild, or the table changed structurally (rows added, removed, re-ordered).
 
         Raises :class:`StateError` naming the first row whose position is not finite.
         The world combines the answers of all ranks.
         """
         self._checks_since_balance += 1
         ref = self._reference.get(table.name)
-        if ref is None or ref.shape[0] != table.n_owned:
-            return True
+        if ref is None or ref.shape[0] != table.n_owned or self._epoch.get(table.name) != table.epoch:
+            return True  # rows were added, removed or re-ordered since the last rebuild
         worst, bad = hk.max_displacement_sq(table.position, ref)
         if bad >= 0:
             raise StateError(
@@ -189,6 +191,7 @@ class Domain:
             self._sort(table)
         self.rebuild_ghosts(table)
         self._reference[table.name] = table.position.copy()
+        self._epoch[table.name] = table.epoch
         self.rebuild_count += 1
 
     def _sort(self, table: Table) -> None:
@@ -327,7 +330,7 @@ class Domain:
             if layout is None:
                 layout = row_layout(table, names)
             received = self.comm.sendrecv_rows(pack_rows(table, layout, stage.send_rows),
-                                               stage.dest, stage.source)
+                                               stage.dest, stage.source, stage.recv_count)
             unpack_rows(table, layout, received, stage.recv_start)
             if "position" in names:
                 self._shift_positions(table, stage)
@@ -347,7 +350,7 @@ class Domain:
                     hk.add_rows_back(table.column(name), stage.send_rows, stage.recv_start)
                 continue
             returned = self.comm.sendrecv_rows(pack_rows(table, layout, ghosts),
-                                               stage.source, stage.dest)
+                                               stage.source, stage.dest, stage.send_rows.size)
             for name in names:
                 table.column(name)[stage.recv_start:stage.recv_start + stage.recv_count] = 0
             if returned.shape[0]:

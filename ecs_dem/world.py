@@ -173,21 +173,27 @@ class World:
                 if t.fields[f].halo is Halo.FORWARD:
                     stale.add((tname, f))
 
-    def _apply(self, op: tuple[str, str, str]) -> None:
-        verb, tname, f = op
-        t = self.tables[tname]
-        t0 = _time.perf_counter()
-        if verb == "forward":
-            self.domain.forward(t, (f,))
-        elif verb == "reverse":
-            self.domain.reverse(t, (f,))
-        else:
-            t.with_ghosts(f)[...] = 0
-        self.timers[f"halo:{verb}"] += _time.perf_counter() - t0
+    def _apply_batch(self, ops: list[tuple[str, str, str]]) -> None:
+        """Run halo operations, one message per verb and table (fields batched)."""
+        batches: dict[tuple[str, str], list[str]] = {}
+        for verb, tname, f in ops:
+            batches.setdefault((verb, tname), []).append(f)
+        for (verb, tname), names in batches.items():
+            t = self.tables[tname]
+            t0 = _time.perf_counter()
+            if verb == "forward":
+                self.domain.forward(t, names)
+            elif verb == "reverse":
+                self.domain.reverse(t, names)
+            else:
+                for f in names:
+                    t.with_ghosts(f)[...] = 0
+            self.timers[f"halo:{verb}"] += _time.perf_counter() - t0
 
     def _run_system(self, s: System) -> None:
-        for op in self._halo_ops_before(s, self._stale, self._pending_reverse, self._zeroed):
-            self._apply(op)
+        ops = self._halo_ops_before(s, self._stale, self._pending_reverse, self._zeroed)
+        if ops:
+            self._apply_batch(ops)
         t0 = _time.perf_counter()
         s.run(self)
         self.timers[s.name] += _time.perf_counter() - t0
@@ -199,9 +205,10 @@ class World:
     def _rebuild_domain(self, initial: bool = False) -> None:
         t0 = _time.perf_counter()
         for t in self.spatial_tables():
-            for op in sorted(p for p in self._pending_reverse if p[0] == t.name):
-                self._apply(("reverse",) + op)
-                self._pending_reverse.discard(op)
+            pending = sorted(p for p in self._pending_reverse if p[0] == t.name)
+            if pending:
+                self._apply_batch([("reverse",) + op for op in pending])
+                self._pending_reverse.difference_update(pending)
             self.domain.rebuild(t, self.anchored_tables(t), initial=initial)
             self._stale = {p for p in self._stale if p[0] != t.name}
         self.timers["domain:rebuild"] += _time.perf_counter() - t0

@@ -44,6 +44,27 @@ _SECTIONS = {"Atoms", "Velocities", "Masses", "Pair Coeffs", "PairIJ Coeffs", "B
              "Dihedrals", "Impropers", "Ellipsoids", "Lines", "Triangles", "Bodies"}
 
 
+def _numbers(path, section: str, lines: list[str]) -> np.ndarray:
+    """The lines of a section as a 2-D float array; InputError naming the bad line otherwise."""
+    rows = [ln.split() for ln in lines]
+    if not rows:
+        return np.empty((0, 0))
+    try:
+        return np.array(rows, dtype=np.float64).reshape(len(rows), len(rows[0]))
+    except ValueError:
+        pass
+    for k, r in enumerate(rows):  # slow path: say which line is malformed
+        if len(r) != len(rows[0]):
+            raise InputError(f"{path}: line {k + 1} of the {section} section has {len(r)} columns, "
+                             f"the first has {len(rows[0])}: {lines[k]!r}")
+        try:
+            [float(w) for w in r]
+        except ValueError:
+            raise InputError(f"{path}: line {k + 1} of the {section} section is not numeric: "
+                             f"{lines[k]!r}") from None
+    raise InputError(f"{path}: malformed {section} section")  # pragma: no cover
+
+
 def read_sphere_data(path) -> SphereData:
     """Read a LAMMPS ``atom_style sphere`` data file."""
     path = Path(path)
@@ -79,7 +100,7 @@ def read_sphere_data(path) -> SphereData:
         sections[current].append(line)
     if "Atoms" not in sections or natoms is None:
         raise InputError(f"{path}: no 'N atoms' header or no Atoms section")
-    atoms = np.array([ln.split() for ln in sections["Atoms"]], dtype=np.float64)
+    atoms = _numbers(path, "Atoms", sections["Atoms"])
     if atoms.shape[0] != natoms:
         raise InputError(f"{path}: header says {natoms} atoms, Atoms section has {atoms.shape[0]}")
     if atoms.shape[1] not in (7, 10):
@@ -92,7 +113,7 @@ def read_sphere_data(path) -> SphereData:
     vel = np.zeros((natoms, 3))
     omega = np.zeros((natoms, 3))
     if "Velocities" in sections:
-        v = np.array([ln.split() for ln in sections["Velocities"]], dtype=np.float64)
+        v = _numbers(path, "Velocities", sections["Velocities"])
         if v.shape != (natoms, 7):
             raise InputError(f"{path}: Velocities section must have {natoms} lines of "
                              "'id vx vy vz wx wy wz'")

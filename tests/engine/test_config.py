@@ -1,0 +1,132 @@
+"""Driver configuration: defaults, TOML file, --set overrides (ecs_dem/config.py)."""
+import pytest
+
+from ecs_dem.config import load_config, merge_config
+from ecs_dem.errors import ConfigError, InputError
+
+DEFAULTS = {
+    "steps": 100,
+    "dt": 1e-4,
+    "sort": True,
+    "gravity": (0.0, 0.0, -9.81),
+    "periodic": (True, False, True),
+    "output": "out.h5",
+    "solver.tolerance": 1e-6,
+    "solver.iterations": 5,
+}
+
+
+def test_defaults_unchanged_without_input():
+    cfg = load_config(DEFAULTS, [])
+    assert cfg == DEFAULTS
+    assert cfg is not DEFAULTS
+
+
+def test_unknown_key_names_it_and_suggests_the_close_match():
+    with pytest.raises(ConfigError) as err:
+        merge_config(DEFAULTS, {"stepz": 3})
+    msg = str(err.value)
+    assert "'stepz'" in msg
+    assert "did you mean steps" in msg
+    assert isinstance(err.value, InputError)  # drivers catch one type
+
+
+def test_unknown_key_without_close_match_lists_valid_keys():
+    with pytest.raises(ConfigError) as err:
+        merge_config(DEFAULTS, {"zzzzqqq": 1})
+    assert "did you mean" not in str(err.value)
+    assert "steps" in str(err.value) and "zzzzqqq" in str(err.value)
+
+
+def test_unknown_nested_key_is_reported_with_its_dotted_name():
+    with pytest.raises(ConfigError, match=r"'solver\.tolerence'.*solver\.tolerance"):
+        merge_config(DEFAULTS, {"solver": {"tolerence": 1e-3}})
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("steps", "250", 250),
+    ("steps", 7, 7),
+    ("steps", 8.0, 8),
+    ("dt", "2.5e-5", 2.5e-5),
+    ("dt", 3, 3.0),
+    ("sort", "false", False),
+    ("sort", "0", False),
+    ("sort", "yes", True),
+    ("sort", False, False),
+    ("gravity", "1, 2, -3", (1.0, 2.0, -3.0)),
+    ("gravity", "(0.5,0,0)", (0.5, 0.0, 0.0)),
+    ("gravity", [1, 2, 3], (1.0, 2.0, 3.0)),
+    ("periodic", "true,true,false", (True, True, False)),
+    ("output", 12, "12"),
+])
+def test_values_are_coerced_to_the_type_of_the_default(key, value, expected):
+    cfg = merge_config(DEFAULTS, {key: value})
+    assert cfg[key] == expected
+    assert type(cfg[key]) is type(DEFAULTS[key])
+    if isinstance(expected, tuple):
+        assert all(type(v) is type(d) for v, d in zip(cfg[key], DEFAULTS[key]))
+
+
+@pytest.mark.parametrize("key, value", [
+    ("steps", "ten"),
+    ("steps", "2.5"),
+    ("steps", 2.5),  # a TOML float must not be truncated silently
+    ("dt", "fast"),
+    ("sort", "maybe"),
+    ("gravity", "1, 2"),
+    ("periodic", "1,2,3"),
+])
+def test_bad_values_raise_config_error_naming_the_key(key, value):
+    with pytest.raises(ConfigError, match=f"'{key}'"):
+        merge_config(DEFAULTS, {key: value})
+
+
+def test_toml_file_is_loaded(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text(
+        'steps = 42\n'
+        'dt = 5e-5\n'
+        'sort = false\n'
+        'gravity = [0.0, -1.0, 0.0]\n'
+        '\n'
+        '[solver]\n'
+        'tolerance = 1e-9\n')
+    cfg = load_config(DEFAULTS, ["--config", str(path)])
+    assert cfg["steps"] == 42
+    assert cfg["dt"] == 5e-5
+    assert cfg["sort"] is False
+    assert cfg["gravity"] == (0.0, -1.0, 0.0)
+    assert cfg["solver.tolerance"] == 1e-9
+    assert cfg["solver.iterations"] == 5
+    assert cfg["output"] == "out.h5"
+
+
+def test_set_overrides_win_over_the_file(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text('steps = 42\noutput = "a.h5"\n')
+    cfg = load_config(DEFAULTS, ["--config", str(path), "--set", "steps=7",
+                                 "--set", "solver.iterations = 9", "--set", "gravity=1,1,1"])
+    assert cfg["steps"] == 7
+    assert cfg["output"] == "a.h5"
+    assert cfg["solver.iterations"] == 9
+    assert cfg["gravity"] == (1.0, 1.0, 1.0)
+
+
+def test_unknown_key_in_file_or_set_is_refused(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text("stepss = 3\n")
+    with pytest.raises(ConfigError, match="'stepss'.*did you mean steps"):
+        load_config(DEFAULTS, ["--config", str(path)])
+    with pytest.raises(ConfigError, match="'grav'"):
+        load_config(DEFAULTS, ["--set", "grav=1,2,3"])
+
+
+def test_malformed_inputs(tmp_path):
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        load_config(DEFAULTS, ["--set", "steps"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(DEFAULTS, ["--config", str(tmp_path / "missing.toml")])
+    bad = tmp_path / "bad.toml"
+    bad.write_text("steps = = 3\n")
+    with pytest.raises(ConfigError, match="bad.toml"):
+        load_config(DEFAULTS, ["--config", str(bad)])

@@ -1,0 +1,45 @@
+"""A rank raising inside a system ends the whole mpiexec job, with its traceback, never a hang."""
+import shutil
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from helpers import PYTHON
+
+SCRIPT = textwrap.dedent('''
+    import numpy as np
+    from ecs_dem import Box, World, System, Stage
+    from ecs_dem.components.particles import add_particles
+    from ecs_dem.components.species import add_species
+    from ecs_dem.systems.velocity_verlet import velocity_verlet
+
+    class FailOnRankOne(System):
+        stage = Stage.FORCES
+        def run(self, world):
+            if world.comm.rank == 1 and world.step == 5:
+                raise RuntimeError("deliberate failure inside a system on rank 1")
+
+    world = World(Box((0, 0, 0), (1, 1, 1), (True, True, True)), dt=1e-6, skin=0.01)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=2500.0)
+    add_particles(world, np.random.default_rng(1).uniform(0, 1, (100, 3)), 0.01)
+    first, second = velocity_verlet()
+    for s in (first, FailOnRankOne(), second):
+        world.add_system(s)
+    world.run(1_000_000)   # the other rank would wait forever in its next collective
+''')
+
+
+@pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="needs Debian's MPICH")
+def test_exception_on_one_rank_ends_all_ranks_with_traceback(tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text(SCRIPT)
+    t0 = time.monotonic()
+    res = subprocess.run(["mpiexec.mpich", "-n", "2", PYTHON, str(script)],
+                         capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - t0
+    assert res.returncode != 0
+    assert "deliberate failure inside a system on rank 1" in res.stderr
+    assert "Traceback" in res.stderr and "[rank 1]" in res.stderr
+    assert elapsed < 60

@@ -1,0 +1,182 @@
+"""Table: growable structure-of-arrays storage with gids (ecs_dem/table.py)."""
+import numpy as np
+import pytest
+
+from ecs_dem.errors import InputError
+from ecs_dem.table import Field, Halo, Table
+
+FIELDS = (
+    Field("position", np.float64, (3,), Halo.FORWARD),
+    Field("mass", np.float64, (), Halo.FORWARD, 2.5),
+    Field("force", np.float64, (3,), Halo.REVERSE),
+    Field("flag", np.int8, (), Halo.LOCAL, 7),
+)
+
+
+def make_table(capacity=4):
+    return Table("things", FIELDS, capacity=capacity)
+
+
+def test_growth_keeps_data_and_fills_defaults(rng):
+    t = make_table(capacity=3)
+    pos = rng.normal(size=(5, 3))
+    t.append(5, position=pos, mass=np.arange(5.0))
+    assert t.capacity >= 5 and t.n_owned == 5
+    cap0 = t.capacity
+    # grow several times: earlier rows must survive every reallocation
+    for _ in range(6):
+        t.append(cap0)
+    assert t.capacity > cap0
+    assert t.n_owned == 5 + 6 * cap0
+    np.testing.assert_array_equal(t.position[:5], pos)
+    np.testing.assert_array_equal(t.mass[:5], np.arange(5.0))
+    # unspecified fields get their declared defaults, also in rows added after growth
+    assert np.all(t.mass[5:] == 2.5)
+    assert np.all(t.flag == 7)
+    assert np.all(t.position[5:] == 0.0)
+    # free space beyond n also carries the default (append relies on it only through assignment,
+    # but a grown column must not leak uninitialised memory)
+    assert np.all(t.column("mass")[t.n:] == 2.5)
+
+
+def test_gids_unique_and_preserved_by_permute_and_remove(rng):
+    t = make_table()
+    t.append(10, mass=np.arange(10.0))
+    t.append(7, mass=10.0 + np.arange(7.0))
+    gids = t.gid.copy()
+    assert np.unique(gids).size == 17
+    np.testing.assert_array_equal(gids, np.arange(17))
+    # each row's data travels with its gid under a permutation
+    order = rng.permutation(17)
+    t.permute(order)
+    np.testing.assert_array_equal(t.gid, gids[order])
+    np.testing.assert_array_equal(t.mass, t.gid.astype(float))
+    # removal keeps the order of the rest and their gids
+    remove_rows = np.array([0, 3, 16])
+    removed_gids = t.gid[remove_rows].copy()
+    before = t.gid.copy()
+    t.remove(remove_rows)
+    assert t.n_owned == 14
+    np.testing.assert_array_equal(t.gid, np.delete(before, remove_rows))
+    assert not np.isin(removed_gids, t.gid).any()
+    np.testing.assert_array_equal(t.mass, t.gid.astype(float))
+    # gids are never reused after removal
+    t.append(3)
+    new = t.gid[-3:]
+    assert new.min() >= 17
+    assert np.unique(t.gid).size == t.n_owned
+
+
+def test_remove_with_boolean_mask():
+    t = make_table()
+    t.append(6, mass=np.arange(6.0))
+    mask = np.array([True, False, True, False, False, True])
+    t.remove(mask)
+    np.testing.assert_array_equal(t.gid, [1, 3, 4])
+
+
+def test_gid_to_row_and_rows_of(rng):
+    t = make_table()
+    t.append(12)
+    t.permute(rng.permutation(12))
+    t.remove(np.array([2, 5]))
+    m = t.gid_to_row()
+    for row, g in enumerate(t.gid):
+        assert m[g] == row
+    missing = sorted(set(range(12)) - set(t.gid.tolist()))
+    assert np.all(m[missing] == -1)
+    gids = t.gid[[4, 0, 7]]
+    np.testing.assert_array_equal(t.rows_of(gids), [4, 0, 7])
+    with pytest.raises(InputError, match=str(missing[0])):
+        t.rows_of([missing[0]])
+    with pytest.raises(InputError):
+        t.rows_of([-1])
+    with pytest.raises(InputError):
+        t.rows_of([10_000])
+    # the map follows structural changes (it is cached per epoch)
+    t.permute(np.arange(t.n_owned)[::-1])
+    np.testing.assert_array_equal(t.rows_of(t.gid), np.arange(t.n_owned))
+
+
+def test_gid_to_row_ignores_ghost_rows():
+    t = make_table()
+    t.append(4)
+    t.resize_ghosts(2)
+    t.column("gid")[4:6] = [1, 2]  # ghost copies of owned gids
+    np.testing.assert_array_equal(t.rows_of([1, 2]), [1, 2])
+
+
+def test_add_field_on_populated_table_gets_defaults():
+    t = make_table(capacity=2)
+    t.append(5, mass=np.arange(5.0))
+    t.add_field(Field("temperature", np.float64, (2,), Halo.FORWARD, 300.0))
+    assert t.temperature.shape == (5, 2)
+    assert np.all(t.temperature == 300.0)
+    # later growth keeps the default for new rows and the values of old ones
+    t.temperature[0] = (1.0, 2.0)
+    t.append(20)
+    np.testing.assert_array_equal(t.temperature[0], (1.0, 2.0))
+    assert np.all(t.temperature[1:] == 300.0)
+    # redeclaring the same field is a no-op; a different definition is an error
+    t.add_field(Field("temperature", np.float64, (2,), Halo.FORWARD, 300.0))
+    with pytest.raises(InputError, match="temperature"):
+        t.add_field(Field("temperature", np.float64, (3,), Halo.FORWARD, 300.0))
+    with pytest.raises(InputError, match="_hidden"):
+        t.add_field(Field("_hidden"))
+
+
+def test_columns_are_staggered_within_a_page():
+    extra = tuple(Field(f"f{k}", np.float64, (3,)) for k in range(8))
+    t = Table("big", FIELDS + extra, capacity=100_000)
+
+    def offsets():
+        return [t.column(name).ctypes.data % 4096 for name in t.fields]
+
+    off = offsets()
+    assert len(off) == 13
+    assert len(set(off)) == len(off), off
+    # still staggered after the columns were reallocated by growth
+    t.append(150_000)
+    off = offsets()
+    assert len(set(off)) == len(off), off
+
+
+def test_unknown_field_errors():
+    t = make_table()
+    t.append(2)
+    with pytest.raises(AttributeError, match="velocity"):
+        t.column("velocity")
+    with pytest.raises(AttributeError, match="velocity"):
+        t.velocity  # noqa: B018
+    with pytest.raises(InputError, match="velocity"):
+        t.append(1, velocity=np.zeros((1, 3)))
+    assert t.n_owned == 2  # the failed append changed nothing
+
+
+def test_ghost_rows_follow_owned_rows():
+    t = make_table()
+    t.append(5, mass=np.arange(5.0))
+    epoch = t.epoch
+    t.resize_ghosts(3)
+    assert t.epoch > epoch
+    assert (t.n_owned, t.n_ghost, t.n) == (5, 3, 8)
+    assert len(t) == 5
+    assert t.owned("mass").shape == (5,)
+    assert t.with_ghosts("mass").shape == (8,)
+    t.with_ghosts("mass")[5:] = [10.0, 11.0, 12.0]
+    # owned views never see ghosts; ghost rows sit directly after the owned ones
+    np.testing.assert_array_equal(t.mass, np.arange(5.0))
+    np.testing.assert_array_equal(t.column("mass")[5:8], [10.0, 11.0, 12.0])
+    # appending owned rows drops the ghosts (they are rebuilt by the domain)
+    t.append(1)
+    assert t.n_ghost == 0 and t.n_owned == 6
+    assert t.mass[5] == 2.5
+
+
+def test_ghost_resize_beyond_capacity_keeps_owned_rows(rng):
+    t = make_table(capacity=4)
+    pos = rng.normal(size=(4, 3))
+    t.append(4, position=pos)
+    t.resize_ghosts(50)
+    assert t.capacity >= 54
+    np.testing.assert_array_equal(t.position, pos)
