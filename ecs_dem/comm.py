@@ -59,6 +59,14 @@ class SerialComm:
             return np.empty((0, send.shape[1]), dtype=np.uint8)
         return send.copy()
 
+    def exchange_rows(self, messages) -> list[np.ndarray]:
+        """Several independent sendrecv_rows at once: [(send, dest, source, recv_count)].
+
+        One rank can only talk to itself: every message with a source comes back.
+        """
+        return [np.empty((0, send.shape[1]), dtype=np.uint8) if source is None else send.copy()
+                for send, dest, source, _count in messages]
+
     def alltoallv_rows(self, send: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Rows grouped by destination rank (counts per rank); returns the rows received."""
         return send.copy()
@@ -138,6 +146,36 @@ class MpiComm(SerialComm):
         self.world.Sendrecv(np.ascontiguousarray(send), dest=d, sendtag=12,
                             recvbuf=recv, source=s, recvtag=12)
         return recv
+
+    def exchange_rows(self, messages):
+        """Non-blocking: post every receive and send, then wait for all (buffer methods)."""
+        MPI = self.MPI
+        counts = [c for *_, c in messages]
+        if any(c is None for c in counts):
+            sizes = [np.array([m[0].shape[0]], dtype=np.int64) for m in messages]
+            got = [np.zeros(1, dtype=np.int64) for _ in messages]
+            reqs = []
+            for k, (send, dest, source, _c) in enumerate(messages):
+                if source is not None:
+                    reqs.append(self.world.Irecv(got[k], source=source, tag=100 + k))
+            for k, (send, dest, source, _c) in enumerate(messages):
+                if dest is not None:
+                    reqs.append(self.world.Isend(sizes[k], dest=dest, tag=100 + k))
+            MPI.Request.Waitall(reqs)
+            counts = [int(got[k][0]) if c is None else c for k, c in enumerate(counts)]
+        received = []
+        reqs = []
+        for k, (send, dest, source, _c) in enumerate(messages):
+            recv = np.empty((counts[k] if source is not None else 0, send.shape[1]), dtype=np.uint8)
+            received.append(recv)
+            if source is not None:
+                reqs.append(self.world.Irecv(recv, source=source, tag=200 + k))
+        keep = [np.ascontiguousarray(m[0]) for m in messages]  # alive until Waitall
+        for k, (send, dest, source, _c) in enumerate(messages):
+            if dest is not None:
+                reqs.append(self.world.Isend(keep[k], dest=dest, tag=200 + k))
+        MPI.Request.Waitall(reqs)
+        return received
 
     def alltoallv_rows(self, send, counts):
         width = send.shape[1]

@@ -73,8 +73,9 @@ class Box:
         return np.array(self.periodic, dtype=np.bool_)
 
 
-@dataclass
+@dataclass(eq=False)
 class _GhostStage:
+    axis: int
     send_rows: np.ndarray  # int64 rows sent (owned or earlier ghosts)
     dest: int | None  # rank the rows go to
     source: int | None  # rank the ghosts of this stage come from
@@ -275,28 +276,34 @@ class Domain:
             coord = dec.coords[axis]
             down_shift = L[axis] if periodic and coord == n_axis - 1 else 0.0
             up_shift = -L[axis] if periodic and coord == 0 else 0.0
+            pair = []
             for rows, dest, source, shift in ((low, lo_nb, hi_nb, down_shift),
                                               (high, hi_nb, lo_nb, up_shift)):
-                if dest is None:
-                    rows = rows[:0]
                 vec = np.zeros(3)
                 vec[axis] = shift
                 local = dest == self.comm.rank and source == self.comm.rank
-                stage = _GhostStage(rows, dest, source, local, table.n, 0, vec)
-                if local:
-                    stage.recv_count = rows.size
-                    table.resize_ghosts(table.n_ghost + rows.size)
-                    self._copy_local(table, stage, names)
+                pair.append(_GhostStage(axis, rows if dest is not None else rows[:0], dest, source,
+                                        local, 0, 0, vec))
+            # the two directions of an axis are independent: exchange them together
+            remote = [st for st in pair if not st.local]
+            received = self.comm.exchange_rows(
+                [(pack_rows(table, layout, st.send_rows), st.dest, st.source, None) for st in remote])
+            for st in pair:
+                st.recv_start = table.n
+                if st.local:
+                    st.recv_count = st.send_rows.size
+                    table.resize_ghosts(table.n_ghost + st.recv_count)
+                    self._copy_local(table, st, names)
                 else:
-                    received = self.comm.sendrecv_rows(pack_rows(table, layout, rows), dest, source)
-                    stage.recv_count = received.shape[0]
-                    table.resize_ghosts(table.n_ghost + stage.recv_count)
-                    unpack_rows(table, layout, received, stage.recv_start)
-                    self._shift_positions(table, stage)
+                    got = received[remote.index(st)]
+                    st.recv_count = got.shape[0]
+                    table.resize_ghosts(table.n_ghost + st.recv_count)
+                    unpack_rows(table, layout, got, st.recv_start)
+                    self._shift_positions(table, st)
                 for f, d in table.fields.items():
                     if d.halo is Halo.REVERSE:
-                        table.column(f)[stage.recv_start:stage.recv_start + stage.recv_count] = 0
-                stages.append(stage)
+                        table.column(f)[st.recv_start:st.recv_start + st.recv_count] = 0
+                stages.append(st)
         self._stages[table.name] = stages
 
     @staticmethod
@@ -306,7 +313,7 @@ class Domain:
             if name == "position":
                 hk.copy_rows_shifted(col, stage.send_rows, stage.recv_start, stage.shift)
             else:
-                hk.copy_rows(col, stage.send_rows, stage.recv_start)
+                hk.copy_rows(col.reshape(col.shape[0], -1), stage.send_rows, stage.recv_start)
 
     @staticmethod
     def _shift_positions(table: Table, stage: _GhostStage) -> None:
@@ -322,18 +329,50 @@ class Domain:
         (positions shifted by the periodic image).
         """
         names = tuple(names)
-        layout = None
-        for stage in self._stages.get(table.name, ()):
-            if stage.local:
-                self._copy_local(table, stage, names)
-                continue
-            if layout is None:
-                layout = row_layout(table, names)
-            received = self.comm.sendrecv_rows(pack_rows(table, layout, stage.send_rows),
-                                               stage.dest, stage.source, stage.recv_count)
-            unpack_rows(table, layout, received, stage.recv_start)
-            if "position" in names:
-                self._shift_positions(table, stage)
+        columns = self._float_columns(table, names)
+        layout = None if columns is not None else row_layout(table, names)
+        for pair in self._axis_pairs(table):
+            remote = [st for st in pair if not st.local]
+            received = self.comm.exchange_rows(
+                [(self._pack(table, layout, columns, st.send_rows), st.dest, st.source, st.recv_count)
+                 for st in remote]) if remote else []
+            for st in pair:
+                if st.local:
+                    self._copy_local(table, st, names)
+                    continue
+                got = received[remote.index(st)]
+                if columns is not None:
+                    hk.scatter_columns(columns, st.recv_start, got.view(np.float64))
+                else:
+                    unpack_rows(table, layout, got, st.recv_start)
+                if "position" in names:
+                    self._shift_positions(table, st)
+
+    @staticmethod
+    def _float_columns(table: Table, names):
+        """The fields as a tuple of 2-D float64 columns (one fused kernel call), or None."""
+        if all(table.fields[n].np_dtype == np.float64 for n in names):
+            return tuple(table.column(n).reshape(table.capacity, -1) for n in names)
+        return None
+
+    @staticmethod
+    def _pack(table: Table, layout, columns, rows: np.ndarray) -> np.ndarray:
+        if columns is None:
+            return pack_rows(table, layout, rows)
+        width = sum(c.shape[1] for c in columns)
+        packed = np.empty((rows.size, width), dtype=np.float64)
+        hk.gather_columns(columns, rows, packed)
+        return packed.view(np.uint8)
+
+    def _axis_pairs(self, table: Table) -> list[list[_GhostStage]]:
+        """Stages grouped by axis, in build order (the two directions of an axis are independent)."""
+        pairs: list[list[_GhostStage]] = []
+        for st in self._stages.get(table.name, ()):
+            if pairs and pairs[-1][0].axis == st.axis:
+                pairs[-1].append(st)
+            else:
+                pairs.append([st])
+        return pairs
 
     def reverse(self, table: Table, names) -> None:
         """Sum ghost-row values of REVERSE fields into their sources, then zero the ghosts.
@@ -342,19 +381,29 @@ class Domain:
         source ghost, which then adds into its owner.
         """
         names = tuple(names)
-        layout = row_layout(table, names)
-        for stage in reversed(self._stages.get(table.name, ())):
-            ghosts = np.arange(stage.recv_start, stage.recv_start + stage.recv_count)
-            if stage.local:
+        columns = self._float_columns(table, names)
+        layout = None if columns is not None else row_layout(table, names)
+        for pair in reversed(self._axis_pairs(table)):
+            remote = [st for st in pair if not st.local]
+            returned = self.comm.exchange_rows(
+                [(self._pack(table, layout, columns,
+                             np.arange(st.recv_start, st.recv_start + st.recv_count)),
+                  st.source, st.dest, st.send_rows.size) for st in remote]) if remote else []
+            for st in pair:
+                if st.local:
+                    for name in names:
+                        col = table.column(name)
+                        hk.add_rows_back(col.reshape(col.shape[0], -1), st.send_rows, st.recv_start)
+                    continue
                 for name in names:
-                    hk.add_rows_back(table.column(name), stage.send_rows, stage.recv_start)
-                continue
-            returned = self.comm.sendrecv_rows(pack_rows(table, layout, ghosts),
-                                               stage.source, stage.dest, stage.send_rows.size)
-            for name in names:
-                table.column(name)[stage.recv_start:stage.recv_start + stage.recv_count] = 0
-            if returned.shape[0]:
-                add_packed_into(table, layout, returned, stage.send_rows)
+                    table.column(name)[st.recv_start:st.recv_start + st.recv_count] = 0
+                got = returned[remote.index(st)]
+                if got.shape[0] == 0:
+                    continue
+                if columns is not None:
+                    hk.scatter_add_columns(columns, st.send_rows, got.view(np.float64))
+                else:
+                    add_packed_into(table, layout, got, st.send_rows)
 
     def has_ghost_stages(self, table: Table) -> bool:
         return bool(self._stages.get(table.name))

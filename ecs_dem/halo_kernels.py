@@ -9,9 +9,13 @@ from .jit import kernel
 
 @kernel
 def copy_rows(column, src_rows, dst_start):
-    """column[dst_start + k] = column[src_rows[k]] for every k (any row shape)."""
+    """column[dst_start + k, :] = column[src_rows[k], :] for a (capacity, w) column."""
+    w = column.shape[1]
     for k in range(src_rows.size):
-        column[dst_start + k] = column[src_rows[k]]
+        s = src_rows[k]
+        d = dst_start + k
+        for c in range(w):
+            column[d, c] = column[s, c]
 
 
 @kernel
@@ -26,10 +30,14 @@ def copy_rows_shifted(position, src_rows, dst_start, shift):
 
 @kernel
 def add_rows_back(column, src_rows, dst_start):
-    """Reverse reduction: column[src_rows[k]] += column[dst_start + k], then zero the ghost."""
+    """Reverse reduction on a (capacity, w) column: add each ghost row into its source, zero it."""
+    w = column.shape[1]
     for k in range(src_rows.size):
-        column[src_rows[k]] += column[dst_start + k]
-        column[dst_start + k] = 0
+        s = src_rows[k]
+        d = dst_start + k
+        for c in range(w):
+            column[s, c] += column[d, c]
+            column[d, c] = 0
 
 
 @kernel
@@ -98,3 +106,70 @@ def spatial_sort_keys(position, lo, cell, dims):
             c[a] = k
         keys[i] = (c[2] * dims[1] + c[1]) * dims[0] + c[0]
     return keys
+
+
+@kernel
+def gather_f64(column, rows, packed, offset):
+    """packed[k, offset:offset+w] = column[rows[k], :] for a (capacity, w) float64 column."""
+    w = column.shape[1]
+    for k in range(rows.size):
+        r = rows[k]
+        for c in range(w):
+            packed[k, offset + c] = column[r, c]
+
+
+@kernel
+def scatter_f64(column, start, packed, offset):
+    """column[start + k, :] = packed[k, offset:offset+w]."""
+    w = column.shape[1]
+    for k in range(packed.shape[0]):
+        for c in range(w):
+            column[start + k, c] = packed[k, offset + c]
+
+
+@kernel
+def scatter_add_f64(column, rows, packed, offset):
+    """column[rows[k], :] += packed[k, offset:offset+w] (rows may repeat)."""
+    w = column.shape[1]
+    for k in range(rows.size):
+        r = rows[k]
+        for c in range(w):
+            column[r, c] += packed[k, offset + c]
+
+
+@kernel
+def gather_columns(columns, rows, packed):
+    """packed[k, :] = the rows[k] values of every (capacity, w_c) float64 column, side by side."""
+    off = 0
+    for col in columns:
+        w = col.shape[1]
+        for k in range(rows.size):
+            r = rows[k]
+            for c in range(w):
+                packed[k, off + c] = col[r, c]
+        off += w
+
+
+@kernel
+def scatter_columns(columns, start, packed):
+    """Inverse of gather_columns into rows start, start + 1, ..."""
+    off = 0
+    for col in columns:
+        w = col.shape[1]
+        for k in range(packed.shape[0]):
+            for c in range(w):
+                col[start + k, c] = packed[k, off + c]
+        off += w
+
+
+@kernel
+def scatter_add_columns(columns, rows, packed):
+    """columns[rows[k]] += packed[k] (rows may repeat): the reverse reduction."""
+    off = 0
+    for col in columns:
+        w = col.shape[1]
+        for k in range(rows.size):
+            r = rows[k]
+            for c in range(w):
+                col[r, c] += packed[k, off + c]
+        off += w
