@@ -67,6 +67,12 @@ class SerialComm:
         return [np.empty((0, send.shape[1]), dtype=np.uint8) if source is None else send.copy()
                 for send, dest, source, _count in messages]
 
+    def exchange_into(self, messages) -> None:
+        """Like exchange_rows with preallocated receive buffers: [(send, dest, source, recv)]."""
+        for send, dest, source, recv in messages:
+            if source is not None:
+                recv[...] = send
+
     def alltoallv_rows(self, send: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Rows grouped by destination rank (counts per rank); returns the rows received."""
         return send.copy()
@@ -176,6 +182,16 @@ class MpiComm(SerialComm):
                 reqs.append(self.world.Isend(keep[k], dest=dest, tag=200 + k))
         MPI.Request.Waitall(reqs)
         return received
+
+    def exchange_into(self, messages):
+        reqs = []
+        for k, (send, dest, source, recv) in enumerate(messages):
+            if source is not None:
+                reqs.append(self.world.Irecv(recv, source=source, tag=300 + k))
+        for k, (send, dest, source, recv) in enumerate(messages):
+            if dest is not None:
+                reqs.append(self.world.Isend(send, dest=dest, tag=300 + k))
+        self.MPI.Request.Waitall(reqs)
 
     def alltoallv_rows(self, send, counts):
         width = send.shape[1]

@@ -85,6 +85,22 @@ class _GhostStage:
     shift: np.ndarray  # added to received positions (periodic image)
 
 
+@dataclass(eq=False)
+class _FloatHaloPlan:
+    """Cached forward/reverse of a set of float64 fields: columns and buffers per stage.
+
+    Valid while the table's epoch and capacity are unchanged (until the next rebuild).
+    """
+
+    key: tuple
+    columns: tuple
+    shift_column: int  # index of "position" in the columns (-1: none)
+    pairs: list  # stages grouped by axis
+    send: dict  # stage -> (rows, width) float64 buffer of the forward message
+    recv: dict  # stage -> (recv_count, width) float64 buffer
+    ghost_rows: dict  # stage -> its ghost row indices
+
+
 class Domain:
     """Box, decomposition, ghost layers and rebuild bookkeeping for the spatial tables.
 
@@ -119,6 +135,7 @@ class Domain:
         self.balance_every = int(balance_every)
         self._checks_since_balance = 0
         self._stages: dict[str, list[_GhostStage]] = {}
+        self._plans: dict[tuple, _FloatHaloPlan] = {}
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
         self.rebuild_count = 0
@@ -234,7 +251,7 @@ class Domain:
         leaving = np.flatnonzero(dest != me)
         if initial:
             if leaving.size:
-                table.remove(leaving)
+                table.remove(leaving, keep_order=False)
             return
         order = np.argsort(dest[leaving], kind="stable")
         rows = leaving[order]
@@ -242,7 +259,7 @@ class Domain:
         layout = row_layout(table, list(table.fields))
         received = self.comm.alltoallv_rows(pack_rows(table, layout, rows), counts)
         if leaving.size:
-            table.remove(leaving)
+            table.remove(leaving, keep_order=False)
         if received.shape[0]:
             gid_name, gid_off, gid_w = layout[0]
             gids = np.ascontiguousarray(received[:, gid_off:gid_off + gid_w]).view(np.int64).ravel()
@@ -329,8 +346,12 @@ class Domain:
         (positions shifted by the periodic image).
         """
         names = tuple(names)
-        columns = self._float_columns(table, names)
-        layout = None if columns is not None else row_layout(table, names)
+        plan = self._float_plan(table, names)
+        if plan is not None:
+            self._forward_floats(table, names, plan)
+            return
+        columns = None
+        layout = row_layout(table, names)
         for pair in self._axis_pairs(table):
             remote = [st for st in pair if not st.local]
             received = self.comm.exchange_rows(
@@ -364,6 +385,59 @@ class Domain:
         hk.gather_columns(columns, rows, packed)
         return packed.view(np.uint8)
 
+    def _float_plan(self, table: Table, names) -> _FloatHaloPlan | None:
+        plan = self._plans.get((table.name, names))
+        key = (table.epoch, table.capacity)
+        if plan is not None and plan.key == key:
+            return plan
+        columns = self._float_columns(table, names)
+        if columns is None:
+            return None
+        width = sum(c.shape[1] for c in columns)
+        pairs = self._axis_pairs(table)
+        remote = [st for pair in pairs for st in pair if not st.local]
+        plan = _FloatHaloPlan(
+            key, columns, names.index("position") if "position" in names else -1, pairs,
+            {st: np.empty((st.send_rows.size, width)) for st in remote},
+            {st: np.empty((st.recv_count, width)) for st in remote},
+            {st: np.arange(st.recv_start, st.recv_start + st.recv_count) for st in remote})
+        self._plans[(table.name, names)] = plan
+        return plan
+
+    def _forward_floats(self, table: Table, names, plan: _FloatHaloPlan) -> None:
+        for pair in plan.pairs:
+            messages = []
+            for st in pair:
+                if st.local:
+                    hk.copy_columns(plan.columns, st.send_rows, st.recv_start, st.shift,
+                                    plan.shift_column)
+                else:
+                    hk.gather_columns(plan.columns, st.send_rows, plan.send[st])
+                    messages.append((plan.send[st], st.dest, st.source, plan.recv[st]))
+            if messages:
+                self.comm.exchange_into(messages)
+                for st in pair:
+                    if not st.local:
+                        hk.scatter_columns(plan.columns, st.recv_start, plan.recv[st], st.shift,
+                                           plan.shift_column)
+
+    def _reverse_floats(self, table: Table, names, plan: _FloatHaloPlan) -> None:
+        for pair in reversed(plan.pairs):
+            messages = []
+            for st in pair:
+                if st.local:
+                    hk.add_columns_back(plan.columns, st.send_rows, st.recv_start)
+                else:
+                    # ghost values travel back to their source: the forward buffers, reversed
+                    hk.gather_columns(plan.columns, plan.ghost_rows[st], plan.recv[st])
+                    messages.append((plan.recv[st], st.source, st.dest, plan.send[st]))
+            if messages:
+                self.comm.exchange_into(messages)
+                for st in pair:
+                    if not st.local:
+                        hk.zero_rows(plan.columns, st.recv_start, st.recv_count)
+                        hk.scatter_add_columns(plan.columns, st.send_rows, plan.send[st])
+
     def _axis_pairs(self, table: Table) -> list[list[_GhostStage]]:
         """Stages grouped by axis, in build order (the two directions of an axis are independent)."""
         pairs: list[list[_GhostStage]] = []
@@ -381,8 +455,12 @@ class Domain:
         source ghost, which then adds into its owner.
         """
         names = tuple(names)
-        columns = self._float_columns(table, names)
-        layout = None if columns is not None else row_layout(table, names)
+        plan = self._float_plan(table, names)
+        if plan is not None:
+            self._reverse_floats(table, names, plan)
+            return
+        columns = None
+        layout = row_layout(table, names)
         for pair in reversed(self._axis_pairs(table)):
             remote = [st for st in pair if not st.local]
             returned = self.comm.exchange_rows(

@@ -151,15 +151,36 @@ def gather_columns(columns, rows, packed):
 
 
 @kernel
-def scatter_columns(columns, start, packed):
-    """Inverse of gather_columns into rows start, start + 1, ..."""
+def scatter_columns(columns, start, packed, shift, shift_column):
+    """Inverse of gather_columns into rows start, start + 1, ...; adds `shift` to column `shift_column`."""
     off = 0
-    for col in columns:
+    for j, col in enumerate(columns):
         w = col.shape[1]
-        for k in range(packed.shape[0]):
-            for c in range(w):
-                col[start + k, c] = packed[k, off + c]
+        if j == shift_column:
+            for k in range(packed.shape[0]):
+                for c in range(w):
+                    col[start + k, c] = packed[k, off + c] + shift[c]
+        else:
+            for k in range(packed.shape[0]):
+                for c in range(w):
+                    col[start + k, c] = packed[k, off + c]
         off += w
+
+
+@kernel
+def copy_columns(columns, src_rows, dst_start, shift, shift_column):
+    """Local ghost stage: columns[dst_start + k] = columns[src_rows[k]] (+ shift on one column)."""
+    for j, col in enumerate(columns):
+        w = col.shape[1]
+        for k in range(src_rows.size):
+            s = src_rows[k]
+            d = dst_start + k
+            if j == shift_column:
+                for c in range(w):
+                    col[d, c] = col[s, c] + shift[c]
+            else:
+                for c in range(w):
+                    col[d, c] = col[s, c]
 
 
 @kernel
@@ -173,3 +194,24 @@ def scatter_add_columns(columns, rows, packed):
             for c in range(w):
                 col[r, c] += packed[k, off + c]
         off += w
+
+
+@kernel
+def add_columns_back(columns, src_rows, dst_start):
+    """Local reverse stage for every column: add ghost rows into their sources, zero the ghosts."""
+    for col in columns:
+        w = col.shape[1]
+        for k in range(src_rows.size):
+            s = src_rows[k]
+            d = dst_start + k
+            for c in range(w):
+                col[s, c] += col[d, c]
+                col[d, c] = 0.0
+
+
+@kernel
+def zero_rows(columns, start, count):
+    for col in columns:
+        for k in range(start, start + count):
+            for c in range(col.shape[1]):
+                col[k, c] = 0.0

@@ -226,12 +226,25 @@ class Table:
         self._touch()
         return slice(start, start + count)
 
-    def remove(self, rows: np.ndarray) -> None:
-        """Remove owned rows (indices or boolean mask), keeping the order of the rest."""
+    def remove(self, rows: np.ndarray, keep_order: bool = True) -> None:
+        """Remove owned rows (indices or boolean mask).
+
+        ``keep_order=False`` fills the holes with the last rows instead of
+        shifting everything (cheap when few rows go, as in migration).
+        """
         self.clear_ghosts()
-        keep = np.ones(self.n_owned, dtype=bool)
-        keep[rows] = False
-        self.permute(np.flatnonzero(keep))
+        gone = np.zeros(self.n_owned, dtype=bool)
+        gone[rows] = True
+        if keep_order:
+            self.permute(np.flatnonzero(~gone))
+            return
+        new_n = self.n_owned - int(gone.sum())
+        holes = np.flatnonzero(gone[:new_n])
+        fillers = np.flatnonzero(~gone[new_n:]) + new_n
+        for col in self._columns.values():
+            col.data[holes] = col.data[fillers]
+        self.n_owned = new_n
+        self._touch()
 
     def permute(self, order: np.ndarray) -> None:
         """Re-order (or subset) owned rows: new row k is old row order[k]."""

@@ -56,6 +56,7 @@ DEFAULTS = {
     "snapshot_every": 2500,        # steps; 0 = no snapshots
     "diagnostics_every": 500,      # steps
     "quiet": False,
+    "balance_every": 1000,         # steps between load balancing (several ranks); 0 = off
 }
 
 
@@ -85,7 +86,8 @@ def build_world(cfg: dict, output: Hdf5Output | None = None, comm=None) -> World
     box = Box((0.0, 0.0, 0.0), (width, width, height))
     dt = cfg["dt_fraction"] * float(rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
                                                    cfg["poisson_ratio"]))
-    world = World(box, dt=dt, skin=cfg["skin_fraction"] * rmax, comm=comm)
+    world = World(box, dt=dt, skin=cfg["skin_fraction"] * rmax, comm=comm,
+                  balance_every=cfg["balance_every"])
     add_species(world, youngs_modulus=cfg["youngs_modulus"], poisson_ratio=cfg["poisson_ratio"],
                 density=cfg["density"], restitution=cfg["restitution"], friction=cfg["friction"],
                 rolling_friction=cfg["rolling_friction"])

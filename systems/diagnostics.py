@@ -2,7 +2,8 @@
 
 Every ``every`` steps it records, summed over ranks:
 ``kinetic_energy`` (1/2 sum m v^2, J), ``rotational_energy`` (1/2 sum I w^2, J),
-``max_speed`` (m/s), ``contacts`` (touching pairs) and, with walls,
+``max_speed`` (m/s), ``contacts`` (touching pairs), ``particles`` and
+``max_particles_per_rank`` (load balance: ideal is particles / ranks) and, with walls,
 ``wall_force`` (n_walls, 3) N and ``wall_position`` (n_walls, 3) m. Values
 go to ``world.diagnostics`` (a list of dicts), to an Hdf5Output if given, and
 optionally to the terminal.
@@ -61,6 +62,7 @@ class Diagnostics(System):
             "max_speed": float(world.comm.max(vmax)),
             "contacts": float(world.comm.sum(sum(s.touching for s in self.contact_systems))),
             "particles": float(world.comm.sum(p.n_owned)),
+            "max_particles_per_rank": float(world.comm.max(p.n_owned)),
         }
         if "walls" in world.tables and world.walls.n_owned:
             rec["wall_force"] = world.walls.force.copy()

@@ -1,0 +1,158 @@
+"""Parallel throughput and load balance on 1 and 2 ranks (a benchmark, not a test).
+
+Problems:
+* chute: LAMMPS's bench/in.chute, 32,000 spheres, gran/hooke/history;
+* bed: the settled Hertz-Mindlin bed of ../shared/lammps-bench/hm_bed.data
+  tiled 2 x 2 in x and y (80,000 spheres, 0.28 m x 0.28 m, walls, gravity);
+* pour: run/pour.py on 2 ranks with and without load balancing; the box is
+  cut in z, the bed settles at the bottom, and without balancing the upper
+  rank runs out of particles.
+
+Each run is ``mpiexec.mpich -n N python bench/parallel.py --worker ...``;
+the parent prints particle-steps per second, parallel efficiency
+(rate_N / (N rate_1)) and max/mean particles per rank.
+
+    python bench/parallel.py                 # about 5 minutes
+    python bench/parallel.py --quick         # a quarter of the steps
+    python bench/parallel.py --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
+
+
+def build_tiled_bed(tiles=2):
+    from ecs_dem import Box, World
+    from ecs_dem.components.particles import add_particles
+    from ecs_dem.components.species import add_species
+    from ecs_dem.components.walls import add_wall
+    from ecs_dem.io.lammps_data import read_sphere_data
+    from ecs_dem.systems.contact_forces import ContactForces
+    from ecs_dem.systems.gravity import Gravity
+    from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
+    from ecs_dem.systems.neighbor_search import NeighborSearch
+    from ecs_dem.systems.velocity_verlet import velocity_verlet
+    from ecs_dem.systems.wall_contacts import WallContacts
+
+    data = read_sphere_data(LAMMPS_BENCH / "hm_bed.data")
+    side = 0.14
+    shifts = [(i * side, j * side, 0.0) for i in range(tiles) for j in range(tiles)]
+    pos = np.concatenate([data.position + s for s in shifts])
+    world = World(Box((0, 0, 0), (tiles * side, tiles * side, data.box_hi[2])), dt=2.9e-7,
+                  skin=0.5e-3)
+    add_species(world, youngs_modulus=4.6e10, poisson_ratio=0.245, density=float(data.density[0]),
+                restitution=0.9, friction=0.25)
+    add_particles(world, pos, np.tile(data.radius, len(shifts)), 0,
+                  velocity=np.tile(data.velocity, (len(shifts), 1)))
+    L = tiles * side
+    for point, normal in (((0, 0, 0), (0, 0, 1)), ((0, 0, 0), (1, 0, 0)), ((L, 0, 0), (-1, 0, 0)),
+                          ((0, 0, 0), (0, 1, 0)), ((0, L, 0), (0, -1, 0))):
+        add_wall(world, point, normal)
+    law = HertzMindlinLaw()
+    first, second = velocity_verlet()
+    for s in (first, NeighborSearch(), Gravity((0, 0, -9.81)), ContactForces(law),
+              WallContacts(law), second):
+        world.add_system(s)
+    return world
+
+
+def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
+    sys.path.insert(0, str(REPO / "run"))
+    if problem == "chute":
+        import chute
+        world = chute.build_world(dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"),
+                                       thermo_every=0))
+    elif problem == "bed":
+        world = build_tiled_bed()
+    elif problem == "pour":
+        import pour
+        from ecs_dem.config import merge_config
+        cfg = merge_config(pour.DEFAULTS, dict(kv.split("=", 1) for kv in extra))
+        cfg.update(quiet=True, snapshot_every=0)
+        world = pour.build_world(cfg)
+        steps = int(round(cfg["duration"] / world.dt))
+        warmup = 0
+    else:
+        raise SystemExit(f"unknown problem {problem}")
+    world.setup()
+    world.run(warmup)
+    world.comm.barrier()
+    t0 = time.perf_counter()
+    world.run(steps)
+    world.comm.barrier()
+    elapsed = time.perf_counter() - t0
+    n = world.comm.sum(world.particles.n_owned)
+    result = {"problem": problem, "ranks": world.comm.size, "particles": int(n), "steps": steps,
+              "seconds": elapsed, "rate": n * steps / elapsed,
+              "dims": [int(d) for d in world.domain.decomposition.dims]}
+    if problem == "pour":
+        rec = world.diagnostics
+        ratios = [r["max_particles_per_rank"] * world.comm.size / r["particles"] for r in rec]
+        result["max_over_mean_final"] = ratios[-1]
+        result["max_over_mean_mean"] = float(np.mean(ratios))
+        result["balances"] = world.domain.decomposition.balance_count
+    if world.comm.rank == 0:
+        print("RESULT " + json.dumps(result), flush=True)
+
+
+def launch(ranks: int, problem: str, steps: int, warmup: int, extra=()) -> dict:
+    cmd = ["mpiexec.mpich", "-n", str(ranks), sys.executable, __file__, "--worker", problem,
+           "--steps", str(steps), "--warmup", str(warmup), *extra]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--worker")
+    ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--warmup", type=int, default=0)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", type=Path)
+    args, extra = ap.parse_known_args(argv)
+    if args.worker:
+        worker(args.worker, args.steps, args.warmup, extra)
+        return 0
+    scale = 0.25 if args.quick else 1.0
+    results = []
+    print(f"{'problem':8s} {'ranks':>5s} {'grid':>7s} {'particles':>9s} {'steps':>6s} "
+          f"{'M p-steps/s':>12s} {'efficiency':>10s}")
+    for problem, steps, warmup in (("chute", 6000, 200), ("bed", 1500, 100)):
+        steps = int(steps * scale)
+        base = None
+        for ranks in (1, 2):
+            r = launch(ranks, problem, steps, warmup)
+            base = base or r["rate"]
+            r["efficiency"] = r["rate"] / (ranks * base)
+            results.append(r)
+            print(f"{problem:8s} {ranks:5d} {'x'.join(map(str, r['dims'])):>7s} {r['particles']:9d} "
+                  f"{steps:6d} {r['rate'] / 1e6:12.2f} {r['efficiency']:10.2f}", flush=True)
+    print("\nload balance, run/pour.py on 2 ranks (box cut in z; ideal max/mean = 1):")
+    duration = 0.5 * scale
+    for every in (0, 1000):
+        r = launch(2, "pour", 0, 0, [f"balance_every={every}", f"duration={duration}"])
+        results.append(r)
+        label = "off" if every == 0 else f"every {every} steps"
+        print(f"  balancing {label:18s} max/mean particles per rank: final {r['max_over_mean_final']:.2f}, "
+              f"run average {r['max_over_mean_mean']:.2f}; {r['rate'] / 1e6:.2f} M p-steps/s, "
+              f"{r['seconds']:.1f} s", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
