@@ -136,6 +136,7 @@ class Domain:
         self._checks_since_balance = 0
         self._stages: dict[str, list[_GhostStage]] = {}
         self._plans: dict[tuple, _FloatHaloPlan] = {}
+        self._anchor_rows: dict[str, np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
         self.rebuild_count = 0
@@ -322,6 +323,69 @@ class Domain:
                         table.column(f)[st.recv_start:st.recv_start + st.recv_count] = 0
                 stages.append(st)
         self._stages[table.name] = stages
+
+    def rebuild_anchored_ghosts(self, anchor_table: Table, table: Table) -> None:
+        """Ghost rows of a table anchored to a spatial table (per-pair or bonded data).
+
+        A row travels, as a ghost, wherever its anchor row travels as a ghost,
+        replaying the anchor table's stages; so a rank sees every row whose
+        anchor it sees (the contacts of a particle it owns that another rank
+        evaluates, say), and ``forward`` / ``reverse`` work on the table's
+        declared fields like on particles.
+
+        Preconditions: the anchor table's ghosts are built; `table` has
+        owned rows only. Postconditions: ghost rows hold FORWARD fields, gid and
+        the anchor field; REVERSE fields are zero; ``anchor_rows(table)`` maps
+        every row to its anchor's row.
+        """
+        table.clear_ghosts()
+        anchor_row = anchor_table.gid_to_row()[table.column(table.anchor[1])[:table.n_owned]]
+        names = [f for f, d in table.fields.items()
+                 if d.halo is Halo.FORWARD or f in ("gid", table.anchor[1])]
+        layout = row_layout(table, names)
+        stages: list[_GhostStage] = []
+        for pair in self._axis_pairs(anchor_table):
+            chosen = []
+            for st in pair:
+                where = np.full(anchor_table.n, -1, dtype=np.int64)
+                where[st.send_rows] = np.arange(st.send_rows.size)
+                index = where[anchor_row]
+                rows = np.flatnonzero(index >= 0)
+                chosen.append((st, rows, index[rows]))
+            remote = [c for c in chosen if not c[0].local]
+            messages = []
+            for st, rows, index in remote:
+                packed = pack_rows(table, layout, rows)
+                messages.append((np.concatenate([packed, index.view(np.uint8).reshape(-1, 8)], axis=1),
+                                 st.dest, st.source, None))
+            received = self.comm.exchange_rows(messages)
+            for st, rows, index in chosen:
+                start = table.n
+                if st.local:
+                    count = rows.size
+                    table.resize_ghosts(table.n_ghost + count)
+                    for name in names:
+                        col = table.column(name)
+                        hk.copy_rows(col.reshape(col.shape[0], -1), rows, start)
+                    new_anchor = st.recv_start + index
+                else:
+                    got = received[[c[0] for c in remote].index(st)]
+                    count = got.shape[0]
+                    table.resize_ghosts(table.n_ghost + count)
+                    unpack_rows(table, layout, got[:, :-8], start)
+                    new_anchor = st.recv_start + np.ascontiguousarray(got[:, -8:]).view(np.int64).ravel()
+                for f, d in table.fields.items():
+                    if d.halo is Halo.REVERSE:
+                        table.column(f)[start:start + count] = 0
+                anchor_row = np.concatenate([anchor_row, new_anchor])
+                stages.append(_GhostStage(st.axis, rows, st.dest, st.source, st.local, start, count,
+                                          np.zeros(3)))
+        self._stages[table.name] = stages
+        self._anchor_rows[table.name] = anchor_row
+
+    def anchor_rows(self, table: Table) -> np.ndarray:
+        """Row of the anchor of every owned and ghost row of an anchored table with ghosts."""
+        return self._anchor_rows[table.name]
 
     @staticmethod
     def _copy_local(table: Table, stage: _GhostStage, names) -> None:

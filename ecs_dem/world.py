@@ -214,6 +214,14 @@ class World:
         self.timers["domain:rebuild"] += _time.perf_counter() - t0
         for s in self.systems_in(Stage.NEIGHBORS):
             self._run_system(s)
+        # tables anchored to particles (per-pair data) get ghost rows once they are rebuilt,
+        # if some system reads their ghosts or accumulates into them
+        needed = {t for s in self.systems for decl in (s.reads_ghosts, s.accumulates) for t in decl}
+        for t in self.spatial_tables():
+            for dep in self.anchored_tables(t):
+                if dep.name in needed:
+                    self.domain.rebuild_anchored_ghosts(t, dep)
+                    self._stale = {p for p in self._stale if p[0] != dep.name}
         self.rebuilt_this_step = True
 
     def _forces(self) -> None:
@@ -248,6 +256,7 @@ class World:
         finally:
             self.setup_phase = False
         self._output()
+        self._flush_reverse()
 
     def _output(self) -> None:
         for s in self.systems_in(Stage.OUTPUT):
@@ -274,6 +283,13 @@ class World:
             self._run_system(s)
         self.time += self.dt
         self._output()
+        self._flush_reverse()
+
+    def _flush_reverse(self) -> None:
+        """Reduce accumulators nobody has read yet, so owners hold complete values between steps."""
+        if self._pending_reverse:
+            self._apply_batch([("reverse",) + op for op in sorted(self._pending_reverse)])
+            self._pending_reverse.clear()
 
     def run(self, steps: int) -> None:
         """Advance `steps` time steps (sets up first if needed)."""

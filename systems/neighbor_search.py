@@ -24,7 +24,7 @@ from . import neighbor_kernels as nk
 PAIR_FIELDS = (
     Field("i", np.int32, (), Halo.LOCAL, -1, "", "local row of the lower-gid particle"),
     Field("j", np.int32, (), Halo.LOCAL, -1, "", "local row of the higher-gid particle"),
-    Field("gid_j", np.int64, (), Halo.LOCAL, -1, "", "gid of particle j (the pair's gid field is gid_i)"),
+    Field("gid_j", np.int64, (), Halo.FORWARD, -1, "", "gid of particle j (the pair's gid field is gid_i)"),
 )
 
 
