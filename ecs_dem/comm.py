@@ -40,6 +40,18 @@ class SerialComm:
     def barrier(self) -> None:
         pass
 
+    def exscan(self, value: int) -> int:
+        """Sum of `value` over the lower ranks (0 on rank 0): a rank's offset in a shared dataset."""
+        return 0
+
+    def allgather_object(self, obj) -> list:
+        """Every rank's `obj` (pickled): for metadata at output time, never in the time step."""
+        return [obj]
+
+    def broadcast_object(self, obj):
+        """Rank 0's `obj` on every rank (pickled; output and restart only)."""
+        return obj
+
     # --------------------------------------------------------- decomposition
     def cartesian(self, periodic, dims) -> tuple[list[int], list[int]]:
         """(dims, coords) of the rank grid of the given shape."""
@@ -127,6 +139,18 @@ class MpiComm(SerialComm):
 
     def barrier(self) -> None:
         self.world.Barrier()
+
+    def exscan(self, value: int) -> int:
+        send = np.array([value], dtype=np.int64)
+        recv = np.zeros(1, dtype=np.int64)
+        self.world.Exscan(send, recv, op=self.MPI.SUM)
+        return int(recv[0]) if self.rank > 0 else 0
+
+    def allgather_object(self, obj) -> list:
+        return self.world.allgather(obj)
+
+    def broadcast_object(self, obj):
+        return self.world.bcast(obj, root=0)
 
     def cartesian(self, periodic, dims):
         dims = list(dims)

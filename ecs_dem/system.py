@@ -65,6 +65,9 @@ class System:
     def run(self, world: "World") -> None:  # pragma: no cover - interface
         raise NotImplementedError(f"{self.name}.run")
 
+    def on_stop(self, world: "World") -> None:
+        """Called on every rank when a run stops early on a signal (soft kill)."""
+
     def describe(self) -> str:
         parts = []
         for label in ("reads", "reads_ghosts", "writes", "accumulates"):

@@ -31,6 +31,7 @@ from collections import defaultdict
 import numpy as np
 
 from .comm import default_comm
+from .soft_kill import SoftKill
 from .domain import Box, Domain
 from .errors import InputError
 from .system import Stage, System
@@ -57,10 +58,12 @@ class World:
     balance_every : int
         With several ranks, move the subdomain boundaries to even out the
         particles per rank at the first rebuild after this many steps (0: never).
+    seed : int
+        Seed of ``world.rng`` (saved in checkpoints).
     """
 
     def __init__(self, box: Box, dt: float, skin: float = 0.0, comm=None, sort: bool = True,
-                 balance_every: int = 1000):
+                 balance_every: int = 1000, seed: int = 0):
         if not (dt > 0 and np.isfinite(dt)):
             raise InputError(f"time step dt must be positive and finite (got {dt})")
         self.box = box
@@ -76,6 +79,10 @@ class World:
         self.rebuilt_this_step = False
         self.timers: dict[str, float] = defaultdict(float)
         self._is_setup = False
+        self._is_prepared = False
+        self.stop_requested = None  # signal number that stopped the last run (soft kill)
+        self.run_end_step = None  # last step of the current run (progress, ETA)
+        self.rng = np.random.default_rng(seed)  # for systems that need randomness; checkpointed
         self._stale: set[tuple[str, str]] = set()
         self._pending_reverse: set[tuple[str, str]] = set()
         self._zeroed: set[tuple[str, str]] = set()
@@ -230,9 +237,13 @@ class World:
             self._run_system(s)
 
     # ------------------------------------------------------------------ run
-    def setup(self) -> None:
-        """Validate, build ghosts and neighbour lists, evaluate forces once (see module doc)."""
-        if self._is_setup:
+    def prepare(self) -> None:
+        """First half of set-up: system set-up, validation, ghost width (no data moves).
+
+        ``setup`` continues from here for a fresh run; ``io.checkpoint.restart``
+        continues from here by loading the saved state instead.
+        """
+        if self._is_prepared:
             return
         for s in self.systems:
             s.setup(self)
@@ -241,6 +252,13 @@ class World:
         ranges = [float(s.interaction_range(self)) for s in self.systems]
         self.domain.ghost_width = self.comm.max(max(ranges, default=0.0)) + self.domain.skin
         self.domain.check_ghost_width()
+        self._is_prepared = True
+
+    def setup(self) -> None:
+        """Validate, build ghosts and neighbour lists, evaluate forces once (see module doc)."""
+        if self._is_setup:
+            return
+        self.prepare()
         for t in self.spatial_tables():
             self.domain.check_inside(t)
             if self.comm.size > 1 and self.comm.max(t.n_owned) != self.comm.min(t.n_owned):
@@ -257,6 +275,12 @@ class World:
             self.setup_phase = False
         self._output()
         self._flush_reverse()
+
+    def mark_restarted(self) -> None:
+        """State was loaded from a checkpoint: ghosts and forces are current, nothing pending."""
+        self._stale = set()
+        self._pending_reverse = set()
+        self._is_setup = True
 
     def _output(self) -> None:
         for s in self.systems_in(Stage.OUTPUT):
@@ -292,10 +316,28 @@ class World:
             self._pending_reverse.clear()
 
     def run(self, steps: int) -> None:
-        """Advance `steps` time steps (sets up first if needed)."""
+        """Advance `steps` time steps (sets up first if needed).
+
+        Soft kill: a first SIGINT or SIGTERM (on any rank) lets the current
+        step finish; every rank then calls its systems' ``on_stop`` (the
+        checkpoint writer saves the state) and ``run`` returns with
+        ``stop_requested`` set to the signal number. A second signal ends the
+        process at once.
+        """
         self.setup()
-        for _ in range(int(steps)):
-            self.step_once()
+        self.stop_requested = None
+        self.run_end_step = self.step + int(steps)
+        with SoftKill() as kill:
+            for _ in range(int(steps)):
+                self.step_once()
+                stop = kill.signal or 0
+                if self.comm.size > 1:
+                    stop = int(self.comm.max(stop))
+                if stop:
+                    self.stop_requested = stop
+                    for s in self.systems:
+                        s.on_stop(self)
+                    break
 
     # ------------------------------------------------------------- reporting
     def describe_schedule(self) -> str:

@@ -23,6 +23,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.config import load_config
 from ecs_dem.io.lammps_data import read_sphere_data
+from ecs_dem.runner import RUN_DEFAULTS, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.gravity import Gravity
@@ -45,6 +46,8 @@ DEFAULTS = {
     "angle": 26.0,
     "frozen_type": 2,
     "sort": True,
+    **RUN_DEFAULTS,  # checkpoint, checkpoint_every, restart, progress
+    "progress": False,
 }
 
 
@@ -91,20 +94,19 @@ def main(argv=None) -> int:
         world = build_world(cfg)
         if world.comm.rank == 0:
             print("Step Atoms KinEng c_1")
-        world.setup()
         t0 = time.perf_counter()
-        world.run(cfg["steps"])
+        status = run_world(world, cfg, cfg["steps"])
         elapsed = time.perf_counter() - t0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     n = world.comm.sum(world.particles.n_owned)
-    if world.comm.rank != 0:
-        return 0
-    print(f"Loop time of {elapsed:.4g} s for {cfg['steps']} steps with {n} atoms: "
-          f"{n * cfg['steps'] / max(elapsed, 1e-12):.4g} particle-steps/s; "
-          f"{world.domain.rebuild_count} neighbour builds")
-    return 0
+    ran = world.step - world.first_step
+    if world.comm.rank == 0 and not world.stop_requested:
+        print(f"Loop time of {elapsed:.4g} s for {ran} steps with {n} atoms: "
+              f"{n * ran / max(elapsed, 1e-12):.4g} particle-steps/s; "
+              f"{world.domain.rebuild_count} neighbour builds")
+    return status
 
 
 if __name__ == "__main__":

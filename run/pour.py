@@ -26,6 +26,8 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import load_config
+from ecs_dem.io.checkpoint import checkpoint_step
+from ecs_dem.runner import RUN_DEFAULTS, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
@@ -57,6 +59,8 @@ DEFAULTS = {
     "diagnostics_every": 500,      # steps
     "quiet": False,
     "balance_every": 1000,         # steps between load balancing (several ranks); 0 = off
+    **RUN_DEFAULTS,                # checkpoint, checkpoint_every, restart, progress
+    "checkpoint": "output/pour.checkpoint.h5",
 }
 
 
@@ -117,17 +121,19 @@ def main(argv=None) -> int:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         path = Path(cfg["output"])
         comm = default_comm()
-        with Hdf5Output(path, cfg, comm) as output:
+        resume = checkpoint_step(cfg["restart"]) if cfg["restart"] else None
+        with Hdf5Output(path, cfg, comm, resume_step=resume) as output:
             world = build_world(cfg, output, comm)
             steps = int(round(cfg["duration"] / world.dt))
             n = world.particles.n_owned  # before set-up every rank holds all particles
             if comm.rank == 0:
                 print(f"pour: {n} particles, dt = {world.dt:.3g} s, {steps} steps "
                       f"({cfg['duration']} s), output {path}")
-            world.setup()
             t0 = time.perf_counter()
-            world.run(steps)
+            status = run_world(world, cfg, steps)
             elapsed = time.perf_counter() - t0
+            if world.stop_requested:
+                return status
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -136,13 +142,15 @@ def main(argv=None) -> int:
     weight = comm.sum(float(p.mass.sum())) * cfg["gravity"]
     top = comm.max(float((p.position[:, 2] + p.radius).max()) if p.n_owned else 0.0)
     floor = float(world.walls.force[0, 2])
-    d = world.diagnostics[-1]
+    ke = comm.sum(0.5 * float((p.mass * (p.velocity**2).sum(axis=1)).sum()))
+    contacts = comm.sum(sum(getattr(s, "touching", 0) for s in world.systems))
     if comm.rank != 0:
         return 0
-    print(f"done: {steps} steps in {elapsed:.1f} s, {n * steps / elapsed:.3g} particle-steps/s"
+    ran = world.step - world.first_step
+    print(f"done: step {world.step} ({ran} steps) in {elapsed:.1f} s, "
+          f"{n * ran / max(elapsed, 1e-9):.3g} particle-steps/s"
           + (f" on {comm.size} ranks" if comm.size > 1 else ""))
-    print(f"bed: top {top * 1e3:.1f} mm, kinetic energy {d['kinetic_energy']:.3g} J, "
-          f"{int(d['contacts'])} contacts")
+    print(f"bed: top {top * 1e3:.1f} mm, kinetic energy {ke:.3g} J, {int(contacts)} contacts")
     print(f"floor force {-floor:.4g} N against bed weight {weight:.4g} N "
           f"(side walls carry the rest by friction: Janssen)")
     print(f"snapshots and time series in {path}")

@@ -68,8 +68,8 @@ class Diagnostics(System):
             rec["wall_force"] = world.walls.force.copy()
             rec["wall_position"] = world.walls.point.copy()
         world.diagnostics.append({"step": world.step, "time": world.time, **rec})
-        if self.output is not None and world.comm.rank == 0:
-            self.output.append(world.step, world.time, rec)
+        if self.output is not None:
+            self.output.append(world.step, world.time, rec)  # collective: every rank calls it
         if self.echo and world.comm.rank == 0:
             now = _time.perf_counter()
             rate = ""

@@ -1,17 +1,18 @@
-"""HDF5 output: particle snapshots and a diagnostics time series in one file.
+"""HDF5 output: particle snapshots, a diagnostics time series, and an XDMF sidecar.
 
-Layout (documented for users in README.md, "Output")::
+Layout (README.md, "Output layout", shows how to read it)::
 
-    /                          attrs: ecs_dem_version, config (TOML-like text)
+    /                          attrs: ecs_dem_version, config (text), ranks
     /snapshots/<step:09d>/     attrs: step, time
-        <field>                one dataset per written field, rows = owned rows
-    /timeseries/<name>         1-D (or (n, k)) datasets that grow by one row per record;
+        <field>                one dataset per written field; rows are particles,
+                               in rank order (use ``gid`` to identify them)
+    /timeseries/<name>         datasets that grow by one row per record;
                                /timeseries/step and /timeseries/time index them
 
-The file is flushed after every write, so a run that stops on an error keeps
-everything written before it. With several ranks, rank 0 owns the file and
-snapshot rows are gathered to it (sorted by gid); the parallel-I/O issue
-replaces this with collective writes.
+All ranks write one file collectively (``parallel_h5.SharedFile``). The file
+is flushed after every write, so a run that stops on an error keeps
+everything written before it. ``<file>.xdmf`` is rewritten after every
+snapshot so ParaView can open the run while it goes.
 """
 from __future__ import annotations
 
@@ -20,65 +21,96 @@ from pathlib import Path
 import numpy as np
 
 from ..comm import SerialComm
-from ..row_packing import pack_rows, row_layout
 from ..system import Stage, System
+from .parallel_h5 import SharedFile
+from .xdmf import write_xdmf
 
 
 class Hdf5Output:
-    """One HDF5 file per run, written by rank 0."""
+    """One HDF5 file per run, shared by all ranks.
 
-    def __init__(self, path, config: dict | None = None, comm=None):
-        self.comm = comm if comm is not None else SerialComm()
-        self.path = Path(path)
-        self._file = None
-        if self.comm.rank != 0:
-            return
-        import h5py  # imported here: the engine core does not need h5py
+    ``resume_step``: continue an existing file after a restart from that step;
+    snapshots and time-series records after it (written after the checkpoint
+    by the interrupted run) are dropped, everything before is kept.
+    """
 
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = h5py.File(self.path, "w")
+    def __init__(self, path, config: dict | None = None, comm=None, resume_step: int | None = None):
         from .. import __version__
 
-        self._file.attrs["ecs_dem_version"] = __version__
-        if config is not None:
-            self._file.attrs["config"] = "\n".join(f"{k} = {config[k]!r}" for k in sorted(config))
-        self._file.create_group("snapshots")
-        self._file.create_group("timeseries")
-        self._file.flush()
+        self.comm = comm if comm is not None else SerialComm()
+        self.path = Path(path)
+        if self.comm.rank == 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.comm.barrier()
+        resume = resume_step is not None and self.path.is_file()
+        self.shared = SharedFile(self.path, "a" if resume else "w", self.comm)
+        self.xdmf_path = self.path.with_suffix(".xdmf")
+        self.snapshots: list = []
+        f = self.shared.file
+        if resume:
+            self._resume(resume_step)
+        elif f is not None:
+            f.attrs["ecs_dem_version"] = __version__
+            f.attrs["ranks"] = self.comm.size
+            if config is not None:
+                f.attrs["config"] = "\n".join(f"{k} = {config[k]!r}" for k in sorted(config))
+            f.create_group("snapshots")
+            f.create_group("timeseries")
+        self.shared.flush()
 
     @property
     def file(self):
-        return self._file
+        return self.shared.file
 
-    def write_snapshot(self, step: int, time: float, table, fields) -> None:
-        """Owned rows of `fields` (all ranks call this; rows sorted by gid with several ranks)."""
+    def _resume(self, step: int) -> None:
+        meta = None
+        if self.comm.rank == 0:
+            f = self.shared.file
+            later = [k for k in f["snapshots"] if int(k) > step]
+            keep = []
+            for k in sorted(f["snapshots"]):
+                if int(k) <= step:
+                    g = f["snapshots"][k]
+                    keep.append((int(k), float(g.attrs["time"]), f"/snapshots/{k}",
+                                 {n: (d.shape, d.dtype) for n, d in g.items()}))
+            ts = f["timeseries"]
+            rows = int((ts["step"][:] <= step).sum()) if "step" in ts else 0
+            meta = (later, keep, rows)
+        later, keep, rows = self.comm.broadcast_object(meta)
+        if self.shared.writes_metadata:
+            for k in later:
+                del self.shared.file["snapshots"][k]
+            for d in self.shared.file["timeseries"].values():
+                d.resize(rows, axis=0)
+        self.snapshots = keep
+        self.shared.flush()
+
+    def write_snapshot(self, step: int, time: float, table, fields, extra=None) -> None:
+        """Owned rows of `fields` of `table` from every rank (collective: all ranks call it).
+
+        `extra` maps further dataset names to per-rank row blocks (e.g. ``triangles``).
+        """
+        group = f"snapshots/{step:09d}"
+        meta = {}
         columns = {f: table.owned(f) for f in fields}
-        if self.comm.size > 1:
-            names = ["gid"] + [f for f in fields if f != "gid"]
-            layout = row_layout(table, names)
-            rows = self.comm.gather_rows(pack_rows(table, layout, np.arange(table.n_owned)))
-            if self.comm.rank != 0:
-                return
-            columns = {}
-            for name, offset, nbytes in layout:
-                fd = table.fields[name]
-                columns[name] = np.ascontiguousarray(rows[:, offset:offset + nbytes]).view(
-                    fd.np_dtype).reshape(rows.shape[0], *fd.shape)
-            order = np.argsort(columns["gid"])
-            columns = {k: v[order] for k, v in columns.items() if k in fields}
-        g = self._file["snapshots"].create_group(f"{step:09d}")
-        g.attrs["step"] = step
-        g.attrs["time"] = time
-        for f in fields:
-            g.create_dataset(f, data=columns[f])
-        self._file.flush()
+        columns.update(extra or {})
+        for name, data in columns.items():
+            _, total = self.shared.write_rows(group, name, data)
+            meta[name] = ((total, *data.shape[1:]), np.asarray(data).dtype)
+        if self.shared.writes_metadata:
+            g = self.shared.file[group]
+            g.attrs["step"] = step
+            g.attrs["time"] = time
+        self.shared.flush()
+        self.snapshots.append((step, time, "/" + group, meta))
+        if self.comm.rank == 0 and "position" in meta:
+            write_xdmf(self.xdmf_path, self.path, self.snapshots)
 
     def append(self, step: int, time: float, values: dict) -> None:
-        """Append one record to the time series (rank 0 writes; values must be global)."""
-        if self._file is None:
+        """Append one record to the time series (collective; values must be global)."""
+        if not self.shared.writes_metadata:
             return
-        ts = self._file["timeseries"]
+        ts = self.shared.file["timeseries"]
         row = {"step": np.int64(step), "time": np.float64(time), **values}
         for name, value in row.items():
             value = np.asarray(value)
@@ -87,12 +119,12 @@ class Hdf5Output:
                                   dtype=value.dtype, chunks=(256, *value.shape))
             d = ts[name]
             d.resize(d.shape[0] + 1, axis=0)
-            d[-1] = value
-        self._file.flush()
+            if self.comm.rank == 0:
+                d[-1] = value
+        self.shared.flush()
 
     def close(self) -> None:
-        if self._file:
-            self._file.close()
+        self.shared.close()
 
     def __enter__(self):
         return self
@@ -102,12 +134,13 @@ class Hdf5Output:
 
 
 class SnapshotWriter(System):
-    """Write the owned rows of some fields of a table every `every` steps."""
+    """Write the owned rows of some fields of a table every `every` steps (collective)."""
 
     stage = Stage.OUTPUT
 
     def __init__(self, output: Hdf5Output, every: int,
-                 fields=("gid", "position", "velocity", "radius", "species"), table="particles"):
+                 fields=("gid", "position", "velocity", "angular_velocity", "radius", "species"),
+                 table="particles"):
         self.output = output
         self.every = max(int(every), 1)
         self.fields = tuple(fields)

@@ -1,0 +1,70 @@
+"""XDMF sidecar so ParaView opens the HDF5 output directly.
+
+One temporal collection "particles" (Polyvertex: one point per particle, with
+every written field as a point attribute) and, when snapshots hold a
+``triangles`` dataset (rows of vertex indices into that snapshot's
+``position``), a temporal collection "membrane" of triangles on the same
+points. The HDF5 file is referred to by its base name, so the two files can
+be moved together. Open the ``.xdmf`` file in ParaView with the
+"Xdmf3ReaderS" (or "XDMF Reader") and render points as spheres scaled by
+``radius``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+_TYPES = {"f": "Float", "i": "Int", "u": "UInt", "b": "UChar"}
+
+
+def _item(h5name: str, path: str, shape, dtype) -> str:
+    kind = _TYPES.get(dtype.kind, "Float")
+    precision = 1 if dtype.kind == "b" else dtype.itemsize
+    dims = " ".join(str(d) for d in shape)
+    return (f'<DataItem Dimensions="{dims}" NumberType="{kind}" Precision="{precision}" '
+            f'Format="HDF">{escape(h5name)}:{escape(path)}</DataItem>')
+
+
+def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
+    """Write the sidecar for `snapshots`: [(step, time, group path, {field: (shape, dtype)})].
+
+    Written to a temporary file then renamed, so a reader never sees half a file.
+    """
+    h5name = os.path.basename(str(h5_path))
+    particle_grids, membrane_grids = [], []
+    for step, time, group, fields in snapshots:
+        n = fields["position"][0][0]
+        parts = [f'<Grid Name="step_{step:09d}" GridType="Uniform">', f'<Time Value="{time!r}"/>',
+                 f'<Topology TopologyType="Polyvertex" NumberOfElements="{n}" NodesPerElement="1"/>',
+                 '<Geometry GeometryType="XYZ">',
+                 _item(h5name, f"{group}/position", *fields["position"]), "</Geometry>"]
+        for name, (shape, dtype) in fields.items():
+            if name in ("position", "triangles"):
+                continue
+            kind = "Vector" if len(shape) == 2 and shape[1] == 3 else "Scalar"
+            if len(shape) > 2 or (len(shape) == 2 and shape[1] != 3):
+                continue  # ParaView attributes are scalars or 3-vectors
+            parts.append(f'<Attribute Name="{escape(name)}" AttributeType="{kind}" Center="Node">'
+                         + _item(h5name, f"{group}/{name}", shape, dtype) + "</Attribute>")
+        parts.append("</Grid>")
+        particle_grids.append("\n".join(parts))
+        if "triangles" in fields:
+            tshape, tdtype = fields["triangles"]
+            membrane_grids.append("\n".join([
+                f'<Grid Name="membrane_{step:09d}" GridType="Uniform">', f'<Time Value="{time!r}"/>',
+                f'<Topology TopologyType="Triangle" NumberOfElements="{tshape[0]}">',
+                _item(h5name, f"{group}/triangles", tshape, tdtype), "</Topology>",
+                '<Geometry GeometryType="XYZ">',
+                _item(h5name, f"{group}/position", *fields["position"]), "</Geometry>", "</Grid>"]))
+    body = ['<?xml version="1.0" ?>', '<Xdmf Version="3.0">', "<Domain>",
+            '<Grid Name="particles" GridType="Collection" CollectionType="Temporal">',
+            *particle_grids, "</Grid>"]
+    if membrane_grids:
+        body += ['<Grid Name="membrane" GridType="Collection" CollectionType="Temporal">',
+                 *membrane_grids, "</Grid>"]
+    body += ["</Domain>", "</Xdmf>", ""]
+    xdmf_path = Path(xdmf_path)
+    tmp = xdmf_path.with_name(xdmf_path.name + ".tmp")
+    tmp.write_text("\n".join(body))
+    os.replace(tmp, xdmf_path)

@@ -1,0 +1,64 @@
+"""The run loop every driver shares: set-up or restart, run, soft kill, checkpoints, progress.
+
+A driver adds ``RUN_DEFAULTS`` to its own defaults and calls
+``run_world(world, cfg, total_steps)`` after building its world::
+
+    checkpoint        path of the checkpoint file ("" : <output>.checkpoint.h5 or none)
+    checkpoint_every  steps between checkpoints (0: only on SIGINT/SIGTERM and at the end)
+    restart           checkpoint to continue from ("" : fresh start)
+    progress          report steps/s and ETA on rank 0
+
+``total_steps`` is the step the run ends at, so a restarted run stops at the
+same step as an uninterrupted one.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+
+from .io.checkpoint import Checkpointer, restart, write_checkpoint
+from .progress import Progress
+
+RUN_DEFAULTS = {
+    "checkpoint": "",
+    "checkpoint_every": 0,
+    "restart": "",
+    "progress": True,
+}
+
+
+def install_run_systems(world, cfg: dict) -> Checkpointer | None:
+    """Add the checkpoint writer and the progress reporter (call before set-up)."""
+    checkpointer = None
+    if cfg["checkpoint"]:
+        checkpointer = world.add_system(Checkpointer(cfg["checkpoint"], cfg["checkpoint_every"], cfg))
+    if cfg["progress"]:
+        world.add_system(Progress())
+    return checkpointer
+
+
+def run_world(world, cfg: dict, total_steps: int) -> int:
+    """Set up (or restart), run to `total_steps`; returns the process exit status (0 on soft kill).
+
+    ``world.first_step`` is the step the run started from (0, or the checkpoint's).
+    """
+    checkpointer = install_run_systems(world, cfg)
+    if cfg["restart"]:
+        restart(world, cfg["restart"])
+        if world.comm.rank == 0:
+            print(f"restarted from {cfg['restart']} at step {world.step} (t = {world.time:.6g} s)")
+    else:
+        world.setup()
+    world.first_step = world.step
+    world.run(max(int(total_steps) - world.step, 0))
+    if world.stop_requested:
+        if world.comm.rank == 0:
+            name = signal.Signals(world.stop_requested).name
+            where = (f"checkpoint {cfg['checkpoint']}; continue with --set restart={cfg['checkpoint']}"
+                     if checkpointer else "no checkpoint (set checkpoint=PATH to keep the state)")
+            print(f"stopped by {name} at step {world.step}: {where}", flush=True)
+        return 0
+    if checkpointer is not None and checkpointer.last_written != world.step:
+        write_checkpoint(world, cfg["checkpoint"], cfg)
+    sys.stdout.flush()
+    return 0
