@@ -25,6 +25,7 @@ _MODES = {"fixed": FIXED, "velocity": VELOCITY, "servo": SERVO}
 
 WALL_FIELDS = (
     Field("point", np.float64, (3,), Halo.LOCAL, 0.0, "m", "a point on the plane"),
+    Field("initial_point", np.float64, (3,), Halo.LOCAL, 0.0, "m", "the point when the wall was added"),
     Field("normal", np.float64, (3,), Halo.LOCAL, 0.0, "1", "unit normal, into the particle region"),
     Field("velocity", np.float64, (3,), Halo.LOCAL, 0.0, "m/s", "current velocity"),
     Field("mode", np.int8, (), Halo.LOCAL, FIXED, "", "0 fixed, 1 velocity, 2 servo"),
@@ -63,7 +64,8 @@ def add_wall(world, point, normal, *, mode: str = "fixed", velocity=(0.0, 0.0, 0
     if species >= 0 and ("species" not in world.tables or species >= world.tables["species"].n_owned):
         raise InputError(f"wall: species {species} does not exist")
     table = create_wall_table(world)
-    rows = table.append(1, point=np.asarray(point, dtype=np.float64), normal=normal / norm,
+    rows = table.append(1, point=np.asarray(point, dtype=np.float64),
+                        initial_point=np.asarray(point, dtype=np.float64), normal=normal / norm,
                         velocity=np.asarray(velocity, dtype=np.float64), mode=_MODES[mode],
                         species=species, target_stress=target_stress, area=area,
                         servo_gain=servo_gain, max_speed=max_speed)

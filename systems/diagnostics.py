@@ -4,7 +4,12 @@ Every ``every`` steps it records, summed over ranks:
 ``kinetic_energy`` (1/2 sum m v^2, J), ``rotational_energy`` (1/2 sum I w^2, J),
 ``max_speed`` (m/s), ``contacts`` (touching pairs), ``particles`` and
 ``max_particles_per_rank`` (load balance: ideal is particles / ranks) and, with walls,
-``wall_force`` (n_walls, 3) N and ``wall_position`` (n_walls, 3) m. Values
+``wall_force`` (n_walls, 3) N, ``wall_position`` (n_walls, 3) m,
+``wall_stress`` (n_walls,) Pa = -F.n / area (compressive positive; 0 for walls
+without an area), ``wall_displacement`` (n_walls,) m along the wall normal
+since it was added (positive into the sample), and ``strain`` (3,): for each
+axis bounded by two opposing walls, (L0 - L) / L0 with L their distance
+(compressive positive; 0 where an axis has no such pair). Values
 go to ``world.diagnostics`` (a list of dicts), to an Hdf5Output if given, and
 optionally to the terminal.
 """
@@ -35,6 +40,25 @@ def kinetic_energies(velocity, angular_velocity, mass, inertia):
     return 0.5 * kt, 0.5 * kr, np.sqrt(vmax2)
 
 
+def wall_measures(walls) -> dict:
+    """Forces, positions, normal stresses, displacements and axial strains of the walls."""
+    n = walls.normal
+    stress = np.where(walls.area > 0, -np.einsum("ij,ij->i", walls.force, n)
+                      / np.where(walls.area > 0, walls.area, 1.0), 0.0)
+    displacement = np.einsum("ij,ij->i", walls.point - walls.initial_point, n)
+    strain = np.zeros(3)
+    for axis in range(3):
+        low = np.flatnonzero(np.isclose(n[:, axis], 1.0))
+        high = np.flatnonzero(np.isclose(n[:, axis], -1.0))
+        if low.size and high.size:
+            lo, hi = low[0], high[0]
+            length0 = walls.initial_point[hi, axis] - walls.initial_point[lo, axis]
+            length = walls.point[hi, axis] - walls.point[lo, axis]
+            strain[axis] = (length0 - length) / length0 if length0 else 0.0
+    return {"wall_force": walls.force.copy(), "wall_position": walls.point.copy(),
+            "wall_stress": stress, "wall_displacement": displacement, "strain": strain}
+
+
 class Diagnostics(System):
     """Record global diagnostics every `every` steps (module docstring lists them)."""
 
@@ -50,7 +74,7 @@ class Diagnostics(System):
 
     def setup(self, world) -> None:
         if "walls" in world.tables:
-            self.reads = dict(self.reads, walls=("point", "force"))
+            self.reads = dict(self.reads, walls=("point", "initial_point", "normal", "force", "area"))
         world.diagnostics = []
 
     def run(self, world) -> None:
@@ -65,8 +89,7 @@ class Diagnostics(System):
             "max_particles_per_rank": float(world.comm.max(p.n_owned)),
         }
         if "walls" in world.tables and world.walls.n_owned:
-            rec["wall_force"] = world.walls.force.copy()
-            rec["wall_position"] = world.walls.point.copy()
+            rec.update(wall_measures(world.walls))
         world.diagnostics.append({"step": world.step, "time": world.time, **rec})
         if self.output is not None:
             self.output.append(world.step, world.time, rec)  # collective: every rank calls it

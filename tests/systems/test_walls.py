@@ -157,3 +157,21 @@ def test_wall_force_is_minus_the_contact_forces_on_particles(rng):
             np.testing.assert_allclose(w.force[wall], -on_particles, rtol=0,
                                        atol=1e-14 * np.abs(on_particles).sum())
         assert np.abs(p.torque).max() > 0.0
+
+
+def test_wall_measures_stress_displacement_and_strain():
+    """Stress -F.n/A, displacement along n, strain (L0 - L)/L0 of opposing walls (diagnostics)."""
+    from ecs_dem.systems.diagnostics import wall_measures
+
+    world = make_world()
+    add_wall(world, (0, 0, 0), (0, 0, 1), area=2e-4, mode="servo", servo_gain=1e-6, target_stress=1.0)
+    add_wall(world, (0, 0, 0.10), (0, 0, -1))
+    add_wall(world, (0, 0, 0), (1, 0, 0))
+    w = world.walls
+    w.point[0] = (0, 0, 0.01)    # bottom platen moved up 10 mm
+    w.point[1] = (0, 0, 0.095)   # top platen moved down 5 mm
+    w.force[0] = (3.0, 0.0, -5.0)  # the sample pushes the bottom platen down with 5 N
+    m = wall_measures(w)
+    np.testing.assert_allclose(m["wall_stress"], [5.0 / 2e-4, 0.0, 0.0])
+    np.testing.assert_allclose(m["wall_displacement"], [0.01, 0.005, 0.0])
+    np.testing.assert_allclose(m["strain"], [0.0, 0.0, 0.015 / 0.10])
