@@ -40,18 +40,28 @@ LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 LAMMPS_FIGURES = {"chute": 11.0e6, "hm_bed": 4.26e6}
 
 
-def build_bed(path: Path) -> World:
-    """hm_bed.data: 20,000 spheres, E 4.6e10 Pa, nu 0.245, mu 0.25, e 0.9, walls, dt 2.9e-7 s."""
+def build_bed(path: Path, tiles: int = 1) -> World:
+    """hm_bed.data: 20,000 spheres, E 4.6e10 Pa, nu 0.245, mu 0.25, e 0.9, walls, dt 2.9e-7 s.
+
+    ``tiles`` > 1 repeats the bed tiles x tiles times in x and y (a larger bed).
+    """
     data = read_sphere_data(path)
-    box = Box(data.box_lo, data.box_hi, periodic=(False, False, False))
+    side = float(data.box_hi[0] - data.box_lo[0])
+    shifts = [(i * side, j * side, 0.0) for i in range(tiles) for j in range(tiles)]
+    width = tiles * side
+    box = Box(data.box_lo, (width, width, data.box_hi[2]), periodic=(False, False, False))
     world = World(box, dt=2.9e-7, skin=0.5e-3)
     add_species(world, youngs_modulus=4.6e10, poisson_ratio=0.245, density=float(data.density[0]),
                 restitution=0.9, friction=0.25)
-    add_particles(world, data.position, data.radius, 0, velocity=data.velocity,
-                  angular_velocity=data.angular_velocity, gid=data.id)
+    add_particles(world, np.concatenate([data.position + s for s in shifts]),
+                  np.tile(data.radius, len(shifts)), 0,
+                  velocity=np.tile(data.velocity, (len(shifts), 1)),
+                  angular_velocity=np.tile(data.angular_velocity, (len(shifts), 1)),
+                  gid=np.concatenate([data.id + k * (int(data.id.max()) + 1)
+                                      for k in range(len(shifts))]))
     for point, normal in (((0, 0, 0), (0, 0, 1)), ((0, 0, 0), (1, 0, 0)),
-                          ((0.14, 0, 0), (-1, 0, 0)), ((0, 0, 0), (0, 1, 0)),
-                          ((0, 0.14, 0), (0, -1, 0))):
+                          ((width, 0, 0), (-1, 0, 0)), ((0, 0, 0), (0, 1, 0)),
+                          ((0, width, 0), (0, -1, 0))):
         add_wall(world, point, normal)
     law = HertzMindlinLaw()
     first, second = velocity_verlet()

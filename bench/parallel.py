@@ -31,41 +31,6 @@ REPO = Path(__file__).resolve().parents[1]
 LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 
 
-def build_tiled_bed(tiles=2):
-    from ecs_dem import Box, World
-    from ecs_dem.components.particles import add_particles
-    from ecs_dem.components.species import add_species
-    from ecs_dem.components.walls import add_wall
-    from ecs_dem.io.lammps_data import read_sphere_data
-    from ecs_dem.systems.contact_forces import ContactForces
-    from ecs_dem.systems.gravity import Gravity
-    from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-    from ecs_dem.systems.neighbor_search import NeighborSearch
-    from ecs_dem.systems.velocity_verlet import velocity_verlet
-    from ecs_dem.systems.wall_contacts import WallContacts
-
-    data = read_sphere_data(LAMMPS_BENCH / "hm_bed.data")
-    side = 0.14
-    shifts = [(i * side, j * side, 0.0) for i in range(tiles) for j in range(tiles)]
-    pos = np.concatenate([data.position + s for s in shifts])
-    world = World(Box((0, 0, 0), (tiles * side, tiles * side, data.box_hi[2])), dt=2.9e-7,
-                  skin=0.5e-3)
-    add_species(world, youngs_modulus=4.6e10, poisson_ratio=0.245, density=float(data.density[0]),
-                restitution=0.9, friction=0.25)
-    add_particles(world, pos, np.tile(data.radius, len(shifts)), 0,
-                  velocity=np.tile(data.velocity, (len(shifts), 1)))
-    L = tiles * side
-    for point, normal in (((0, 0, 0), (0, 0, 1)), ((0, 0, 0), (1, 0, 0)), ((L, 0, 0), (-1, 0, 0)),
-                          ((0, 0, 0), (0, 1, 0)), ((0, L, 0), (0, -1, 0))):
-        add_wall(world, point, normal)
-    law = HertzMindlinLaw()
-    first, second = velocity_verlet()
-    for s in (first, NeighborSearch(), Gravity((0, 0, -9.81)), ContactForces(law),
-              WallContacts(law), second):
-        world.add_system(s)
-    return world
-
-
 def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
     sys.path.insert(0, str(REPO / "run"))
     if problem == "chute":
@@ -73,7 +38,9 @@ def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
         world = chute.build_world(dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"),
                                        thermo_every=0))
     elif problem == "bed":
-        world = build_tiled_bed()
+        sys.path.insert(0, str(REPO / "bench"))
+        from one_rank import build_bed
+        world = build_bed(LAMMPS_BENCH / "hm_bed.data", tiles=2)
     elif problem == "pour":
         import pour
         from ecs_dem.config import merge_config

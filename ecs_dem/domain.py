@@ -535,7 +535,8 @@ class Domain:
                 if st.local:
                     for name in names:
                         col = table.column(name)
-                        hk.add_rows_back(col.reshape(col.shape[0], -1), st.send_rows, st.recv_start)
+                        hk.add_columns_back((col.reshape(col.shape[0], -1),), st.send_rows,
+                                            st.recv_start)
                     continue
                 for name in names:
                     table.column(name)[st.recv_start:st.recv_start + st.recv_count] = 0

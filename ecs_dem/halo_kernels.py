@@ -29,18 +29,6 @@ def copy_rows_shifted(position, src_rows, dst_start, shift):
 
 
 @kernel
-def add_rows_back(column, src_rows, dst_start):
-    """Reverse reduction on a (capacity, w) column: add each ghost row into its source, zero it."""
-    w = column.shape[1]
-    for k in range(src_rows.size):
-        s = src_rows[k]
-        d = dst_start + k
-        for c in range(w):
-            column[s, c] += column[d, c]
-            column[d, c] = 0
-
-
-@kernel
 def rows_near_faces(position, n, axis, lo_edge, hi_edge):
     """Rows with x[axis] < lo_edge (first array) and rows with x[axis] >= hi_edge."""
     low = np.empty(n, dtype=np.int64)
