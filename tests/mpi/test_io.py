@@ -63,3 +63,31 @@ def test_checkpoint_from_several_ranks_continues_on_one_rank(shared_dir):
     b = gather(one)
     scale = float(par.box.length.max())
     assert max(float(np.max(np.abs(a[g][0] - b[g][0]))) for g in a) < 1e-9 * scale
+
+
+def test_without_parallel_h5py_rows_are_gathered_to_rank_zero(shared_dir, monkeypatch, capsys):
+    import types
+
+    from ecs_dem.io import parallel_h5
+
+    monkeypatch.setattr(h5py, "get_config", lambda: types.SimpleNamespace(mpi=False))
+    monkeypatch.setattr(parallel_h5, "_warned", False)
+    comm = default_comm()
+    world = dense_bed(comm)
+    world.setup()
+    out = Hdf5Output(f"{shared_dir}/gathered.h5", None, comm)
+    assert not out.shared.collective and (out.file is None) == (comm.rank != 0)
+    out.write_snapshot(0, 0.0, world.particles, ("gid", "position"))
+    out.append(0, 0.0, {"kinetic_energy": 1.5})
+    out.close()
+    err = capsys.readouterr().err
+    assert ("h5py was built without MPI" in err) == (comm.rank == 0)
+    state = gather(world)
+    comm.barrier()
+    with h5py.File(f"{shared_dir}/gathered.h5", "r") as f:
+        gids = f["snapshots/000000000/gid"][:]
+        assert sorted(gids.tolist()) == sorted(state)
+        pos = f["snapshots/000000000/position"][:]
+        for k, gid in enumerate(gids):
+            np.testing.assert_array_equal(pos[k], state[int(gid)][0])
+        assert f["timeseries/kinetic_energy"][:].tolist() == [1.5]
