@@ -351,12 +351,19 @@ class World:
             zeroed: set = set()
             for stage in Stage:
                 if stage == Stage.NEIGHBORS:
-                    lines.append("  domain: rebuild ghosts if moved > skin/2, then NEIGHBORS systems")
+                    lines.append("  domain: if a row moved > skin/2: wrap, migrate, sort, rebuild ghosts "
+                                 "(every forward field fresh), then:")
                 for s in self.systems_in(stage):
+                    if stage == Stage.NEIGHBORS:  # runs only right after a rebuild
+                        lines.append(f"    {s.describe()}")
+                        continue
                     for verb, tname, f in self._halo_ops_before(s, stale, pending, zeroed):
                         lines.append(f"    {verb} {tname}.{f}")
                     lines.append(f"  {s.describe()}" + (f" every {s.every}" if s.every != 1 else ""))
                     self._mark_written(s, stale)
+            if pending:
+                lines.append("  end of step: " + ", ".join(f"reverse {t}.{f}" for t, f in sorted(pending)))
+                pending = set()
         return "\n".join(lines)
 
     def timing_report(self) -> str:
