@@ -26,6 +26,9 @@ command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 command -v gcc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-dev python3-venv)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# mpi4py and h5py compile against the interpreter's headers
+python3 -c 'import os, sysconfig; assert os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+  >/dev/null 2>&1 || need_apt+=(python3-dev)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   say "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
