@@ -32,6 +32,28 @@ def rotate_into_plane(spring, nx, ny, nz):
         spring[2] *= s
 
 
+@inline
+def rotated_into_plane(s0, s1, s2, nx, ny, nz):
+    """``rotate_into_plane`` on a history vector held in three scalars; returns the new vector.
+
+    The same arithmetic, for kernels that keep history in registers (the
+    chunked contact kernels, systems.contact_chunks).
+    """
+    sn = s0 * nx + s1 * ny + s2 * nz
+    if sn != 0.0:
+        old2 = s0 * s0 + s1 * s1 + s2 * s2
+        s0 -= sn * nx
+        s1 -= sn * ny
+        s2 -= sn * nz
+        new2 = s0 * s0 + s1 * s1 + s2 * s2
+        if new2 > 0.0:
+            s = math.sqrt(old2 / new2)
+            s0 *= s
+            s1 *= s
+            s2 *= s
+    return s0, s1, s2
+
+
 @kernel
 def largest_relative_overlap(pair_i, pair_j, position, radius):
     """Largest overlap / smaller radius over the pairs, and its pair index (-1 if none)."""

@@ -11,10 +11,16 @@ from ecs_dem.system import Stage, System
 @kernel
 def add_body_force(mass, fixed, acceleration, force):
     """force[i] += mass[i] * acceleration for rows that are not fixed [N]."""
+    # components in registers: otherwise every store to force reloads them (possible aliasing)
+    g0 = acceleration[0]
+    g1 = acceleration[1]
+    g2 = acceleration[2]
     for i in range(mass.size):
         if not fixed[i]:
-            for a in range(3):
-                force[i, a] += mass[i] * acceleration[a]
+            m = mass[i]
+            force[i, 0] += m * g0
+            force[i, 1] += m * g1
+            force[i, 2] += m * g2
 
 
 class Gravity(System):

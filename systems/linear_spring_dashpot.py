@@ -34,17 +34,22 @@ import numpy as np
 from ecs_dem.errors import InputError
 from ecs_dem.jit import inline, kernel
 
+from .contact_chunks import BLOCK, CHUNK, PairScratch, checked
 from .time_step import linear_collision_time
 
 
 @inline
 def hooke_history(dx, dy, dz, rsq, radi, radj, vr0, vr1, vr2, wsum0, wsum1, wsum2,
-                  meff, kn, kt, gamman, gammat, xmu, shear, update, dt):
-    """Force on i and the torque factor of one touching contact (LAMMPS's arithmetic).
+                  meff, kn, kt, gamman, gammat, xmu, s0, s1, s2, update, dt):
+    """Force on i, torque factor and new shear of one touching contact (LAMMPS's arithmetic).
 
-    dx.. = x_i - x_j; vr = v_i - v_j; wsum = r_i w_i + r_j w_j.
-    Returns (fx, fy, fz, t0, t1, t2) with torque_i -= r_i t, torque_j -= r_j t.
-    shear (3,) is updated in place.
+    dx.. = x_i - x_j; vr = v_i - v_j; wsum = r_i w_i + r_j w_j; s = shear
+    displacement (history) before the step. Returns
+    (fx, fy, fz, t0, t1, t2, s0, s1, s2) with torque_i -= r_i t,
+    torque_j -= r_j t and s the updated history (module docstring: normal
+    force kn overlap - meff gamman v_n; s += v_t,rel dt projected onto the
+    tangent plane; F_t = -(kt s + meff gammat v_t,rel), scaled onto the
+    Coulomb cone xmu |F_n| with s set consistently).
     """
     r = math.sqrt(rsq)
     rinv = 1.0 / r
@@ -65,27 +70,27 @@ def hooke_history(dx, dy, dz, rsq, radi, radj, vr0, vr1, vr2, wsum0, wsum1, wsum
     vtr1 = vt1 - (dx * wr2 - dz * wr0)
     vtr2 = vt2 - (dy * wr0 - dx * wr1)
     if update:
-        shear[0] += vtr0 * dt
-        shear[1] += vtr1 * dt
-        shear[2] += vtr2 * dt
-    shrmag = math.sqrt(shear[0] * shear[0] + shear[1] * shear[1] + shear[2] * shear[2])
+        s0 += vtr0 * dt
+        s1 += vtr1 * dt
+        s2 += vtr2 * dt
+    shrmag = math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
     if update:
-        rsht = (shear[0] * dx + shear[1] * dy + shear[2] * dz) * rsqinv
-        shear[0] -= rsht * dx
-        shear[1] -= rsht * dy
-        shear[2] -= rsht * dz
+        rsht = (s0 * dx + s1 * dy + s2 * dz) * rsqinv
+        s0 -= rsht * dx
+        s1 -= rsht * dy
+        s2 -= rsht * dz
     mg = meff * gammat
-    fs0 = -(kt * shear[0] + mg * vtr0)
-    fs1 = -(kt * shear[1] + mg * vtr1)
-    fs2 = -(kt * shear[2] + mg * vtr2)
+    fs0 = -(kt * s0 + mg * vtr0)
+    fs1 = -(kt * s1 + mg * vtr1)
+    fs2 = -(kt * s2 + mg * vtr2)
     fs = math.sqrt(fs0 * fs0 + fs1 * fs1 + fs2 * fs2)
     fn = xmu * abs(ccel * r)
     if fs > fn:
         if shrmag != 0.0:
             ratio = fn / fs
-            shear[0] = ratio * (shear[0] + mg * vtr0 / kt) - mg * vtr0 / kt
-            shear[1] = ratio * (shear[1] + mg * vtr1 / kt) - mg * vtr1 / kt
-            shear[2] = ratio * (shear[2] + mg * vtr2 / kt) - mg * vtr2 / kt
+            s0 = ratio * (s0 + mg * vtr0 / kt) - mg * vtr0 / kt
+            s1 = ratio * (s1 + mg * vtr1 / kt) - mg * vtr1 / kt
+            s2 = ratio * (s2 + mg * vtr2 / kt) - mg * vtr2 / kt
             fs0 *= ratio
             fs1 *= ratio
             fs2 *= ratio
@@ -99,57 +104,154 @@ def hooke_history(dx, dy, dz, rsq, radi, radj, vr0, vr1, vr2, wsum0, wsum1, wsum
     t0 = rinv * (dy * fs2 - dz * fs1)
     t1 = rinv * (dz * fs0 - dx * fs2)
     t2 = rinv * (dx * fs1 - dy * fs0)
-    return fx, fy, fz, t0, t1, t2
+    return fx, fy, fz, t0, t1, t2, s0, s1, s2
 
 
-@kernel
-def pair_forces(pair_i, pair_j, position, velocity, angular_velocity, radius, mass, fixed,
-                kn, kt, gamman, gammat, xmu, shear, update, dt, force, torque):
-    """Accumulate gran/hooke/history forces of every pair; resets history of separated pairs."""
-    touching = 0
-    for k in range(pair_i.size):
+# scratch columns of the chunked pair kernel (systems.contact_chunks): inputs, then outputs
+_DX, _DY, _DZ, _RSQ, _RI, _RJ = 0, 1, 2, 3, 4, 5
+_VR0, _VR1, _VR2, _WS0, _WS1, _WS2 = 6, 7, 8, 9, 10, 11
+_MI, _MJ, _FI, _FJ, _S0, _S1, _S2 = 12, 13, 14, 15, 16, 17, 18
+_FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2 = 19, 20, 21, 22, 23, 24, 25, 26, 27
+SCRATCH_COLUMNS = 28
+_GAP = SCRATCH_COLUMNS * CHUNK  # BLOCK squared gaps of the overlap test follow the columns
+
+
+@inline
+def _hooke_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_velocity, radius,
+                 mass, fixed, kn, kt, gamman, gammat, xmu, shear, update, dt, force, torque,
+                 buf):
+    """Gather, evaluate (vectorised) and scatter the selected pairs sel[c0:c0 + count]."""
+    C = CHUNK
+    for t in range(count):
+        k = sel[c0 + t]
         i = pair_i[k]
         j = pair_j[k]
         dx = position[i, 0] - position[j, 0]
         dy = position[i, 1] - position[j, 1]
         dz = position[i, 2] - position[j, 2]
-        rsq = dx * dx + dy * dy + dz * dz
         radi = radius[i]
         radj = radius[j]
-        radsum = radi + radj
-        if rsq >= radsum * radsum:
-            shear[k, 0] = 0.0
-            shear[k, 1] = 0.0
-            shear[k, 2] = 0.0
-            continue
-        touching += 1
-        mi = mass[i]
-        mj = mass[j]
+        buf[_DX * C + t] = dx
+        buf[_DY * C + t] = dy
+        buf[_DZ * C + t] = dz
+        buf[_RSQ * C + t] = dx * dx + dy * dy + dz * dz
+        buf[_RI * C + t] = radi
+        buf[_RJ * C + t] = radj
+        buf[_VR0 * C + t] = velocity[i, 0] - velocity[j, 0]
+        buf[_VR1 * C + t] = velocity[i, 1] - velocity[j, 1]
+        buf[_VR2 * C + t] = velocity[i, 2] - velocity[j, 2]
+        buf[_WS0 * C + t] = radi * angular_velocity[i, 0] + radj * angular_velocity[j, 0]
+        buf[_WS1 * C + t] = radi * angular_velocity[i, 1] + radj * angular_velocity[j, 1]
+        buf[_WS2 * C + t] = radi * angular_velocity[i, 2] + radj * angular_velocity[j, 2]
+        buf[_MI * C + t] = mass[i]
+        buf[_MJ * C + t] = mass[j]
+        buf[_FI * C + t] = 1.0 if fixed[i] else 0.0
+        buf[_FJ * C + t] = 1.0 if fixed[j] else 0.0
+        buf[_S0 * C + t] = shear[k, 0]
+        buf[_S1 * C + t] = shear[k, 1]
+        buf[_S2 * C + t] = shear[k, 2]
+    for t in range(C):
+        mi = buf[_MI * C + t]
+        mj = buf[_MJ * C + t]
         meff = mi * mj / (mi + mj)
-        if fixed[i]:
+        if buf[_FI * C + t] != 0.0:
             meff = mj
-        if fixed[j]:
+        if buf[_FJ * C + t] != 0.0:
             meff = mi
-        fx, fy, fz, t0, t1, t2 = hooke_history(
-            dx, dy, dz, rsq, radi, radj,
-            velocity[i, 0] - velocity[j, 0], velocity[i, 1] - velocity[j, 1],
-            velocity[i, 2] - velocity[j, 2],
-            radi * angular_velocity[i, 0] + radj * angular_velocity[j, 0],
-            radi * angular_velocity[i, 1] + radj * angular_velocity[j, 1],
-            radi * angular_velocity[i, 2] + radj * angular_velocity[j, 2],
-            meff, kn, kt, gamman, gammat, xmu, shear[k], update, dt)
+        radi = buf[_RI * C + t]
+        radj = buf[_RJ * C + t]
+        fx, fy, fz, t0, t1, t2, s0, s1, s2 = hooke_history(
+            buf[_DX * C + t], buf[_DY * C + t], buf[_DZ * C + t], buf[_RSQ * C + t],
+            radi, radj, buf[_VR0 * C + t], buf[_VR1 * C + t], buf[_VR2 * C + t],
+            buf[_WS0 * C + t], buf[_WS1 * C + t], buf[_WS2 * C + t],
+            meff, kn, kt, gamman, gammat, xmu,
+            buf[_S0 * C + t], buf[_S1 * C + t], buf[_S2 * C + t], update, dt)
+        buf[_FX * C + t] = fx
+        buf[_FY * C + t] = fy
+        buf[_FZ * C + t] = fz
+        buf[_TI0 * C + t] = radi * t0
+        buf[_TI1 * C + t] = radi * t1
+        buf[_TI2 * C + t] = radi * t2
+        buf[_TJ0 * C + t] = radj * t0
+        buf[_TJ1 * C + t] = radj * t1
+        buf[_TJ2 * C + t] = radj * t2
+        buf[_S0 * C + t] = s0
+        buf[_S1 * C + t] = s1
+        buf[_S2 * C + t] = s2
+    for t in range(count):
+        k = sel[c0 + t]
+        i = pair_i[k]
+        j = pair_j[k]
+        fx = buf[_FX * C + t]
+        fy = buf[_FY * C + t]
+        fz = buf[_FZ * C + t]
         force[i, 0] += fx
         force[i, 1] += fy
         force[i, 2] += fz
         force[j, 0] -= fx
         force[j, 1] -= fy
         force[j, 2] -= fz
-        torque[i, 0] -= radi * t0
-        torque[i, 1] -= radi * t1
-        torque[i, 2] -= radi * t2
-        torque[j, 0] -= radj * t0
-        torque[j, 1] -= radj * t1
-        torque[j, 2] -= radj * t2
+        torque[i, 0] -= buf[_TI0 * C + t]
+        torque[i, 1] -= buf[_TI1 * C + t]
+        torque[i, 2] -= buf[_TI2 * C + t]
+        torque[j, 0] -= buf[_TJ0 * C + t]
+        torque[j, 1] -= buf[_TJ1 * C + t]
+        torque[j, 2] -= buf[_TJ2 * C + t]
+        shear[k, 0] = buf[_S0 * C + t]
+        shear[k, 1] = buf[_S1 * C + t]
+        shear[k, 2] = buf[_S2 * C + t]
+
+
+@kernel
+def pair_forces(pair_i, pair_j, position, velocity, angular_velocity, radius, mass, fixed,
+                kn, kt, gamman, gammat, xmu, shear, flags, update, dt, force, torque, buf, sel,
+                chunk, block):
+    """Accumulate gran/hooke/history forces of every pair; resets history of separated pairs.
+
+    Blocked and chunked (systems.contact_chunks): overlap test of BLOCK pairs,
+    selection of the touching ones (``flags``: one byte per pair, 1 where the
+    history may be non-zero; updated here), then ``hooke_history`` on CHUNK
+    selected pairs at a time in a vectorised loop, forces, torques and
+    history scattered in pair order. ``buf`` and ``sel`` are the scratch of a
+    ``PairScratch(SCRATCH_COLUMNS)``. Returns the number of touching pairs.
+    """
+    if chunk != CHUNK or block != BLOCK:
+        return -1  # compiled with other constants: stale cache (contact_chunks.checked)
+    C = CHUNK
+    n_pairs = pair_i.size
+    touching = 0
+    m = 0
+    for k0 in range(0, n_pairs, BLOCK):
+        k1 = min(k0 + BLOCK, n_pairs)
+        for k in range(k0, k1):
+            i = pair_i[k]
+            j = pair_j[k]
+            dx = position[i, 0] - position[j, 0]
+            dy = position[i, 1] - position[j, 1]
+            dz = position[i, 2] - position[j, 2]
+            radsum = radius[i] + radius[j]
+            buf[_GAP + k - k0] = radsum * radsum - (dx * dx + dy * dy + dz * dz)
+        for k in range(k0, k1):
+            touch = np.uint8(buf[_GAP + k - k0] > 0.0)  # rsq < radsum^2
+            if flags[k] != touch:  # few: a contact began or ended
+                if touch == 0:  # separated: reset the history
+                    shear[k, 0] = 0.0
+                    shear[k, 1] = 0.0
+                    shear[k, 2] = 0.0
+                flags[k] = touch
+            sel[m] = k
+            m += np.int64(touch)
+        c0 = 0
+        while m - c0 >= C or (k1 == n_pairs and m > c0):
+            count = min(C, m - c0)
+            _hooke_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_velocity,
+                         radius, mass, fixed, kn, kt, gamman, gammat, xmu, shear, update, dt,
+                         force, torque, buf)
+            c0 += count
+            touching += count
+        for t in range(m - c0):
+            sel[t] = sel[c0 + t]
+        m -= c0
     return touching
 
 
@@ -173,21 +275,26 @@ def wall_forces(n_owned, position, velocity, angular_velocity, radius, mass,
                  + (position[i, 1] - wall_point[w, 1]) * ny
                  + (position[i, 2] - wall_point[w, 2]) * nz)
             if h >= radi:
-                shear[i, w, 0] = 0.0
-                shear[i, w, 1] = 0.0
-                shear[i, w, 2] = 0.0
+                if shear[i, w, 0] != 0.0 or shear[i, w, 1] != 0.0 or shear[i, w, 2] != 0.0:
+                    shear[i, w, 0] = 0.0
+                    shear[i, w, 1] = 0.0
+                    shear[i, w, 2] = 0.0
                 continue
             touching += 1
             dx = h * nx
             dy = h * ny
             dz = h * nz
-            fx, fy, fz, t0, t1, t2 = hooke_history(
+            fx, fy, fz, t0, t1, t2, s0, s1, s2 = hooke_history(
                 dx, dy, dz, h * h, radi, 0.0,
                 velocity[i, 0] - wall_velocity[w, 0], velocity[i, 1] - wall_velocity[w, 1],
                 velocity[i, 2] - wall_velocity[w, 2],
                 radi * angular_velocity[i, 0], radi * angular_velocity[i, 1],
                 radi * angular_velocity[i, 2],
-                mass[i], kn, kt, gamman, gammat, xmu, shear[i, w], update, dt)
+                mass[i], kn, kt, gamman, gammat, xmu, shear[i, w, 0], shear[i, w, 1],
+                shear[i, w, 2], update, dt)
+            shear[i, w, 0] = s0
+            shear[i, w, 1] = s1
+            shear[i, w, 2] = s2
             force[i, 0] += fx
             force[i, 1] += fy
             force[i, 2] += fz
@@ -222,6 +329,7 @@ class LinearSpringDashpotLaw:
         self.xmu = float(friction)
         if not self.kt > 0:
             raise InputError("linear_spring_dashpot: kt must be > 0")
+        self._scratch = None
 
     def collision_time(self, meff: float) -> float:
         """Duration of a head-on collision of effective mass meff (systems.time_step)."""
@@ -245,10 +353,17 @@ class LinearSpringDashpotLaw:
         """Accumulate the forces of every pair in ``world.pairs``; returns the touching count."""
         pairs = world.pairs
         g = world.particles.with_ghosts
-        return pair_forces(pairs.i, pairs.j, g("position"), g("velocity"), g("angular_velocity"),
-                           g("radius"), g("mass"), g("fixed"), self.kn, self.kt, self.gamman,
-                           self.gammat, self.xmu, pairs.tangential_spring, update, world.dt,
-                           g("force"), g("torque"))
+        if self._scratch is None:
+            self._scratch = PairScratch(SCRATCH_COLUMNS)
+        s = self._scratch
+        position = g("position")
+        radius = g("radius")
+        flags = s.flags(pairs, self.history_fields)
+        return checked(pair_forces(
+            pairs.i, pairs.j, position, g("velocity"), g("angular_velocity"), radius, g("mass"),
+            g("fixed"), self.kn, self.kt, self.gamman, self.gammat, self.xmu,
+            pairs.tangential_spring, flags, update, world.dt, g("force"), g("torque"), s.buf,
+            s.sel, CHUNK, BLOCK))
 
     def apply_walls(self, world, update: bool, wall_force) -> int:
         """Accumulate wall contact forces on owned particles; wall_force gets the reactions."""

@@ -38,14 +38,39 @@ def bin_rows(position, n, lo, inv_cell, dims):
 
 
 @kernel
-def build_pairs(position, radius, gid, fixed, n_owned, n, skin,
-                cell_start, cell_rows, cell_of, dims, pair_i, pair_j):
-    """Half Verlet list: pairs closer than r_i + r_j + skin, each once globally.
+def bounds(position, n):
+    """Lower and upper corner of the first n rows' positions."""
+    lo = np.empty(3)
+    hi = np.empty(3)
+    for a in range(3):
+        lo[a] = np.inf
+        hi[a] = -np.inf
+    for i in range(n):
+        for a in range(3):
+            x = position[i, a]
+            if x < lo[a]:
+                lo[a] = x
+            if x > hi[a]:
+                hi[a] = x
+    return lo, hi
 
-    Pair rule (ecs_dem.domain): two ghost rows are never paired; an owned row
-    pairs with a ghost row only if its gid is lower. Pairs of two fixed rows
-    are skipped (they exert nothing that is integrated). Each stored pair has
-    gid[pair_i] < gid[pair_j], so per-pair history never changes sign.
+
+@kernel
+def build_pairs_half_stencil(position, radius, gid, fixed, n_owned, skin, cell_start, cell_rows,
+                             dims, pair_i, pair_j, gid_i, gid_j):
+    """Half Verlet list from linked cells: pairs closer than r_i + r_j + skin, each once globally.
+
+    Each unordered pair of rows is met once: a row pairs with the rows after
+    it in its own cell and with the rows of the 13 forward neighbour cells
+    (dz > 0, or dz = 0 and dy > 0, or dz = dy = 0 and dx > 0). Cells are
+    numbered x fastest, so these are five contiguous runs of the binned rows
+    (the rest of the own cell and the cell at x + 1; x - 1..x + 1 in the row
+    y + 1; and in the three rows y - 1..y + 1 of the layer z + 1), scanned over
+    copies of position and radius in binned order. Pair rule
+    (ecs_dem.domain): two ghost rows are never paired; an owned row pairs with
+    a ghost row only if its gid is lower; pairs of two fixed rows are skipped.
+    Each stored pair has gid_i < gid_j (so per-pair history never changes
+    sign), with its rows in pair_i, pair_j and its gids in gid_i, gid_j.
 
     Writes up to pair_i.size pairs and returns the number required; the caller
     grows the arrays and calls again when it is larger.
@@ -55,88 +80,133 @@ def build_pairs(position, radius, gid, fixed, n_owned, n, skin,
     nx = dims[0]
     ny = dims[1]
     nz = dims[2]
-    for i in range(n):
-        c = cell_of[i]
-        cx = c % nx
-        cy = (c // nx) % ny
-        cz = c // (nx * ny)
-        xi0 = position[i, 0]
-        xi1 = position[i, 1]
-        xi2 = position[i, 2]
-        ri = radius[i]
-        i_owned = i < n_owned
-        for dz in range(-1, 2):
-            z = cz + dz
-            if z < 0 or z >= nz:
-                continue
-            for dy in range(-1, 2):
-                y = cy + dy
-                if y < 0 or y >= ny:
-                    continue
-                for dx in range(-1, 2):
-                    x = cx + dx
-                    if x < 0 or x >= nx:
-                        continue
-                    cc = (z * ny + y) * nx + x
-                    for s in range(cell_start[cc], cell_start[cc + 1]):
-                        j = cell_rows[s]
-                        if j <= i:
-                            continue
+    n = cell_rows.size
+    xs = np.empty((n, 4))  # x, y, z, radius of the binned rows, in bin order
+    for s in range(n):
+        i = cell_rows[s]
+        xs[s, 0] = position[i, 0]
+        xs[s, 1] = position[i, 1]
+        xs[s, 2] = position[i, 2]
+        xs[s, 3] = radius[i]
+    run_first = np.empty(5, dtype=np.int64)
+    run_last = np.empty(5, dtype=np.int64)
+    max_cell = 0
+    for c in range(cell_start.size - 1):
+        max_cell = max(max_cell, cell_start[c + 1] - cell_start[c])
+    close = np.empty(15 * max_cell + 1, dtype=np.int64)  # the five runs span 14 cells at most
+    for cz in range(nz):
+        for cy in range(ny):
+            for cx in range(nx):
+                c = (cz * ny + cy) * nx + cx
+                x0 = max(cx - 1, 0)
+                x1 = min(cx + 1, nx - 1)
+                # runs of forward cells: [(row, layer), x0..x1] as slot ranges
+                n_runs = 1
+                run_last[0] = cell_start[(cz * ny + cy) * nx + x1 + 1]
+                if cy + 1 < ny:
+                    base = (cz * ny + cy + 1) * nx
+                    run_first[n_runs] = cell_start[base + x0]
+                    run_last[n_runs] = cell_start[base + x1 + 1]
+                    n_runs += 1
+                if cz + 1 < nz:
+                    for y in range(max(cy - 1, 0), min(cy + 1, ny - 1) + 1):
+                        base = ((cz + 1) * ny + y) * nx
+                        run_first[n_runs] = cell_start[base + x0]
+                        run_last[n_runs] = cell_start[base + x1 + 1]
+                        n_runs += 1
+                for s in range(cell_start[c], cell_start[c + 1]):
+                    i = cell_rows[s]
+                    xi0 = xs[s, 0]
+                    xi1 = xs[s, 1]
+                    xi2 = xs[s, 2]
+                    ri = xs[s, 3]
+                    gi = gid[i]
+                    fi = fixed[i]
+                    i_owned = i < n_owned
+                    run_first[0] = s + 1
+                    # candidates closer than the cut-off, branch-free
+                    nc = 0
+                    for q in range(n_runs):
+                        for s2 in range(run_first[q], run_last[q]):
+                            d0 = xi0 - xs[s2, 0]
+                            d1 = xi1 - xs[s2, 1]
+                            d2 = xi2 - xs[s2, 2]
+                            cut = ri + xs[s2, 3] + skin
+                            close[nc] = s2
+                            nc += np.int64(d0 * d0 + d1 * d1 + d2 * d2 < cut * cut)
+                    for t in range(nc):
+                        j = cell_rows[close[t]]
+                        gj = gid[j]
                         j_owned = j < n_owned
-                        if not i_owned and not j_owned:
+                        if not (i_owned and j_owned):
+                            if not i_owned and not j_owned:
+                                continue
+                            if i_owned and gi > gj:
+                                continue
+                            if j_owned and gj > gi:
+                                continue
+                        if fi and fixed[j]:
                             continue
-                        if i_owned and not j_owned and gid[i] > gid[j]:
-                            continue
-                        if j_owned and not i_owned and gid[j] > gid[i]:
-                            continue
-                        if fixed[i] and fixed[j]:
-                            continue
-                        d0 = xi0 - position[j, 0]
-                        d1 = xi1 - position[j, 1]
-                        d2 = xi2 - position[j, 2]
-                        cut = ri + radius[j] + skin
-                        if d0 * d0 + d1 * d1 + d2 * d2 < cut * cut:
-                            if count < cap:
-                                if gid[i] < gid[j]:
-                                    pair_i[count] = i
-                                    pair_j[count] = j
-                                else:
-                                    pair_i[count] = j
-                                    pair_j[count] = i
-                            count += 1
+                        if count < cap:
+                            if gi < gj:
+                                pair_i[count] = i
+                                pair_j[count] = j
+                                gid_i[count] = gi
+                                gid_j[count] = gj
+                            else:
+                                pair_i[count] = j
+                                pair_j[count] = i
+                                gid_i[count] = gj
+                                gid_j[count] = gi
+                        count += 1
     return count
 
 
 @kernel
-def match_old_pairs(old_gid_i, old_gid_j, old_keep, new_gid_i, new_gid_j, max_gid):
-    """For each new pair, the index of the old pair with the same gids (-1 if none).
+def match_history(old_gid_i, old_gid_j, keep, new_gid_i, new_gid_j, max_gid, src):
+    """src[p] = the old pair with the gids of new pair p among those with keep set, or -1.
 
-    Only old pairs with ``old_keep`` set are candidates (those with history).
-    Old pairs are bucketed by their lower gid with a counting sort, so the
-    look-up is O(pairs) and independent of row order.
+    Candidates (old pairs with some non-zero history) are bucketed by gid_i
+    with a counting sort, their gid_j copied next to them, so the look-up is
+    O(pairs) and independent of row order.
     """
-    head = np.zeros(max_gid + 2, dtype=np.int64)
     m = old_gid_i.size
+    head = np.zeros(max_gid + 2, dtype=np.int64)
     for k in range(m):
-        if old_keep[k]:
+        if keep[k]:
             head[old_gid_i[k] + 1] += 1
     for g in range(max_gid + 1):
         head[g + 1] += head[g]
+    n_keep = head[max_gid + 1]
+    bucket_k = np.empty(max(n_keep, 1), dtype=np.int64)
+    bucket_j = np.empty(max(n_keep, 1), dtype=np.int64)
     fill = head[:-1].copy()
-    bucket = np.empty(max(head[max_gid + 1], 1), dtype=np.int64)
     for k in range(m):
-        if old_keep[k]:
+        if keep[k]:
             g = old_gid_i[k]
-            bucket[fill[g]] = k
+            bucket_k[fill[g]] = k
+            bucket_j[fill[g]] = old_gid_j[k]
             fill[g] += 1
-    src = np.full(new_gid_i.size, -1, dtype=np.int64)
     for p in range(new_gid_i.size):
         g = new_gid_i[p]
-        if g > max_gid:
-            continue
-        for s in range(head[g], head[g + 1]):
-            k = bucket[s]
-            if old_gid_j[k] == new_gid_j[p]:
-                src[p] = k
-                break
-    return src
+        found = -1
+        if g <= max_gid:
+            for b in range(head[g], head[g + 1]):
+                if bucket_j[b] == new_gid_j[p]:
+                    found = bucket_k[b]
+                    break
+        src[p] = found
+
+
+@kernel
+def take_rows(src, old, new):
+    """new[p] = old[src[p]] for (rows, width) arrays; zero where src[p] < 0."""
+    w = old.shape[1]
+    for p in range(src.size):
+        s = src[p]
+        if s >= 0:
+            for a in range(w):
+                new[p, a] = old[s, a]
+        else:
+            for a in range(w):
+                new[p, a] = 0.0

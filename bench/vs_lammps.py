@@ -1,0 +1,435 @@
+"""ecs_dem side by side with LAMMPS: the two peer problems on 1 and 2 ranks, start-up and memory.
+
+One command (DESIGN.md, Performance habits: compare side by side with a peer
+code in the same run):
+
+    python bench/vs_lammps.py                       # both codes, 3 repetitions (~15 minutes)
+    python bench/vs_lammps.py --quick               # a tenth of the steps
+    python bench/vs_lammps.py --install-lammps      # apt-get install lammps first if missing
+    python bench/vs_lammps.py --repeats 5 --json out.json
+
+Problems (every setting in ../shared/lammps-bench/README.md):
+
+* chute: LAMMPS's bench/in.chute, 32,000 spheres, gran/hooke/history, 15,000
+  steps from the data file (``log.6Oct16.chute.fixed.icc.1`` has the deck);
+* bed: the settled Hertz-Mindlin bed ``hm_bed.data``, 20,000 spheres, five
+  walls, 500 warm-up steps then 10,000 timed steps.
+
+LAMMPS input decks are written here from those parameters; ecs_dem starts
+from the same data files (``run/chute.py``'s ``build_world``,
+``bench/one_rank.py``'s ``build_bed``). Output is off in both (thermo only at
+the ends, no dumps). Each (problem, ranks, code) runs ``--repeats`` times,
+interleaved, each in a fresh process; the table gives particle-steps per
+second per core, the median, and ratio ecs_dem / LAMMPS of the medians.
+Without a LAMMPS executable (and without ``--install-lammps``) the LAMMPS
+column holds the README's figures, marked as such.
+
+Launchers are called by name: Debian's ``lammps`` package pulls in Open MPI and
+switches the plain ``mpiexec``/``mpicc`` alternatives, so LAMMPS runs under
+``mpirun.openmpi`` and ecs_dem (mpi4py built against MPICH) under
+``mpiexec.mpich``.
+
+Also printed: the cold start of ``run/chute.py`` (empty numba cache in a
+temporary ``NUMBA_CACHE_DIR``: compiling every kernel it uses) and its warm
+start (cached), both to its first completed step; and the peak resident
+memory per particle of a 10^6-sphere Hertz-Mindlin lattice on one rank.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
+
+#: LAMMPS on this machine, ../shared/lammps-bench/README.md: total particle-steps/s by ranks
+README_FIGURES = {("chute", 1): 11.0e6, ("chute", 2): 21.1e6,
+                  ("bed", 1): 4.26e6, ("bed", 2): 8.37e6}
+PROBLEMS = {  # timed steps, warm-up steps, particles
+    "chute": (15000, 0, 32000),
+    "bed": (10000, 500, 20000),
+}
+LAMMPS_NAMES = ("lmp", "lmp_serial", "lmp_openmpi", "lmp_mpi", "lammps")
+
+# --------------------------------------------------------------- LAMMPS decks
+
+CHUTE_DECK = """\
+# LAMMPS benchmark of granular flow (bench/in.chute), as in log.6Oct16.chute.fixed.icc.1
+units           lj
+atom_style      sphere
+boundary        p p fs
+newton          off
+comm_modify     vel yes
+read_data       {data}
+pair_style      gran/hooke/history 200000.0 NULL 50.0 NULL 0.5 0
+pair_coeff      * *
+neighbor        0.1 bin
+neigh_modify    every 1 delay 0
+timestep        0.0001
+group           bottom type 2
+group           active subtract all bottom
+neigh_modify    exclude group bottom bottom
+fix             1 all gravity 1.0 chute 26.0
+fix             2 bottom freeze
+fix             3 active nve/sphere
+compute         1 all erotate/sphere
+thermo_style    custom step atoms ke c_1 vol
+thermo_modify   norm no
+thermo          1000000
+run             {steps}
+"""
+
+HM = ("hertz/material 4.6e10 0.8621221510683383 0.245 tangential mindlin NULL 0.9275769 0.25 "
+      "damping tsuji")
+BED_DECK = f"""\
+# settled Hertz-Mindlin bed, ../shared/lammps-bench/README.md
+units           si
+atom_style      sphere
+boundary        f f fm
+newton          {{newton}}
+comm_modify     vel yes
+read_data       {{data}}
+pair_style      granular
+pair_coeff      * * {HM}
+neighbor        0.5e-3 bin
+neigh_modify    every 1 delay 0
+fix             1 all nve/sphere
+fix             2 all gravity 9.81 vector 0 0 -1
+fix             3 all wall/gran granular {HM} xplane 0 0.14
+fix             4 all wall/gran granular {HM} yplane 0 0.14
+fix             5 all wall/gran granular {HM} zplane 0 NULL
+timestep        2.9e-7
+thermo          1000000
+run             {{warmup}}
+run             {{steps}}
+"""
+
+
+def find_lammps() -> str | None:
+    for name in LAMMPS_NAMES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def install_lammps() -> None:
+    """Debian's lammps package (pulls in Open MPI; we call every launcher by name)."""
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    print("installing Debian's lammps package (apt-get update; apt-get install lammps) ...",
+          flush=True)
+    subprocess.run(sudo + ["apt-get", "update"], check=True, env=env)
+    subprocess.run(sudo + ["apt-get", "install", "-y", "--no-install-recommends", "lammps"],
+                   check=True, env=env)
+
+
+def lammps_env() -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # containers often forbid the cross-memory-attach single copy of Open MPI's shared memory
+    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    return env
+
+
+def run_lammps(lmp: str, problem: str, ranks: int, steps: int, warmup: int, workdir: Path,
+               newton: str = "off") -> dict:
+    if problem == "chute":
+        deck = CHUTE_DECK.format(data=LAMMPS_BENCH / "data.chute", steps=steps)
+    else:
+        deck = BED_DECK.format(data=LAMMPS_BENCH / "hm_bed.data", steps=steps, warmup=warmup,
+                               newton=newton)
+    path = workdir / f"in.{problem}"
+    path.write_text(deck)
+    cmd = [lmp, "-in", str(path), "-log", "none", "-echo", "none"]
+    if ranks > 1:
+        launcher = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
+        if launcher is None:
+            raise RuntimeError("no Open MPI launcher (mpirun.openmpi) for LAMMPS")
+        cmd = [launcher, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks)] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=lammps_env(),
+                         timeout=7200)
+    loops = re.findall(
+        r"Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps with (\d+) atoms", out.stdout)
+    if out.returncode != 0 or not loops:
+        raise RuntimeError(f"LAMMPS failed ({' '.join(cmd)}):\n{out.stdout[-3000:]}\n"
+                           f"{out.stderr[-3000:]}")
+    seconds, procs, nsteps, atoms = loops[-1]
+    seconds, procs, nsteps, atoms = float(seconds), int(procs), int(nsteps), int(atoms)
+    version = re.search(r"^LAMMPS \((.*?)\)", out.stdout, re.M)
+    return {"code": "LAMMPS", "problem": problem, "ranks": procs, "particles": atoms,
+            "steps": nsteps, "seconds": seconds, "rate": atoms * nsteps / seconds,
+            "version": version.group(1) if version else "?"}
+
+
+# ------------------------------------------------------------------- ecs_dem
+
+def ecs_worker(problem: str, steps: int, warmup: int) -> None:
+    """Run inside the launched process: build, set up, warm up, time `steps` steps."""
+    sys.path.insert(0, str(REPO / "run"))
+    sys.path.insert(0, str(REPO / "bench"))
+    if problem == "chute":
+        import chute
+        world = chute.build_world(dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"),
+                                       thermo_every=0))
+    else:
+        from one_rank import build_bed
+        world = build_bed(LAMMPS_BENCH / "hm_bed.data")
+    world.setup()
+    world.run(warmup)
+    world.comm.barrier()
+    t0 = time.perf_counter()
+    world.run(steps)
+    world.comm.barrier()
+    elapsed = world.comm.max(time.perf_counter() - t0)
+    n = int(world.comm.sum(world.particles.n_owned))
+    if world.comm.rank == 0:
+        print("RESULT " + json.dumps({
+            "code": "ecs_dem", "problem": problem, "ranks": world.comm.size, "particles": n,
+            "steps": steps, "seconds": elapsed, "rate": n * steps / elapsed,
+            "rebuilds": world.domain.rebuild_count}), flush=True)
+
+
+def run_ecs(problem: str, ranks: int, steps: int, warmup: int) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", problem,
+           "--steps", str(steps), "--warmup", str(warmup)]
+    if ranks > 1:
+        launcher = shutil.which("mpiexec.mpich")
+        if launcher is None:
+            raise RuntimeError("mpiexec.mpich not found (ecs_dem's mpi4py is built against MPICH)")
+        cmd = [launcher, "-n", str(ranks)] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=7200)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[7:])
+            if result["ranks"] != ranks:
+                raise RuntimeError(f"asked for {ranks} ranks, ecs_dem ran on {result['ranks']}: "
+                                   "is mpi4py built against MPICH?")
+            return result
+    raise RuntimeError(f"ecs_dem failed ({' '.join(cmd)}):\n{out.stdout[-3000:]}\n"
+                       f"{out.stderr[-3000:]}")
+
+
+# ----------------------------------------------------------- start-up, memory
+
+def time_to_first_step(env: dict) -> float:
+    """Seconds from launching run/chute.py until it printed the thermo line of step 1."""
+    cmd = [sys.executable, str(REPO / "run" / "chute.py"), "--set", "steps=1",
+           "--set", "thermo_every=1", "--set", f"data={LAMMPS_BENCH / 'data.chute'}"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    first = None
+    for line in proc.stdout:
+        words = line.split()
+        if first is None and len(words) == 4 and words[0] == "1":
+            first = time.perf_counter() - t0
+    err = proc.stderr.read()
+    if proc.wait() != 0 or first is None:
+        raise RuntimeError(f"run/chute.py failed:\n{err[-3000:]}")
+    return first
+
+
+def startup(repeats: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="ecs_dem_numba_cache_") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        cold = time_to_first_step(env)
+        warm = [time_to_first_step(env) for _ in range(max(repeats, 1))]
+    return {"cold_s": cold, "warm_s": statistics.median(warm), "warm_all_s": warm,
+            "compile_s": cold - statistics.median(warm)}
+
+
+def rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def lattice_world(side: int):
+    """side^3 Hertz-Mindlin spheres (r 2.5 mm) on a cubic lattice, touching by 0.1 %, on a floor."""
+    import numpy as np
+
+    from ecs_dem import Box, World
+    from ecs_dem.components.particles import add_particles
+    from ecs_dem.components.species import add_species
+    from ecs_dem.components.walls import add_wall
+    from ecs_dem.systems.contact_forces import ContactForces
+    from ecs_dem.systems.gravity import Gravity
+    from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
+    from ecs_dem.systems.neighbor_search import NeighborSearch
+    from ecs_dem.systems.velocity_verlet import velocity_verlet
+    from ecs_dem.systems.wall_contacts import WallContacts
+
+    r = 2.5e-3
+    a = 2 * r * (1 - 1e-3)
+    g = (np.arange(side) + 0.5) * a
+    x, y, z = np.meshgrid(g, g, g, indexing="ij")
+    pos = np.stack([x.ravel(), y.ravel(), z.ravel() + r], axis=1)
+    L = side * a
+    world = World(Box((0, 0, 0), (L, L, L + 2 * r)), dt=2.9e-7, skin=0.5e-3)
+    add_species(world, youngs_modulus=4.6e10, poisson_ratio=0.245, density=2500.0,
+                restitution=0.9, friction=0.25)
+    add_particles(world, pos, r, 0)
+    add_wall(world, (0, 0, 0), (0, 0, 1))
+    law = HertzMindlinLaw()
+    first, second = velocity_verlet()
+    for s in (first, NeighborSearch(), Gravity((0, 0, -9.81)), ContactForces(law),
+              WallContacts(law), second):
+        world.add_system(s)
+    return world
+
+
+def memory_worker(side: int, steps: int) -> None:
+    small = lattice_world(3)  # load every kernel first: their code is not per-particle memory
+    small.run(2)
+    del small
+    base = rss_kb()
+    world = lattice_world(side)
+    world.run(steps)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    n = world.particles.n_owned
+    print("RESULT " + json.dumps({
+        "particles": n, "steps": steps, "pairs": world.pairs.n_owned,
+        "peak_rss_kib": peak, "rss_before_kib": base,
+        "peak_kib_per_particle": peak / n, "added_kib_per_particle": (peak - base) / n}),
+        flush=True)
+
+
+def memory(side: int, steps: int) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-worker", str(side),
+           "--steps", str(steps)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=7200)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"memory run failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+
+
+# ---------------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--install-lammps", action="store_true",
+                    help="apt-get install Debian's lammps package if no LAMMPS executable is found")
+    ap.add_argument("--quick", action="store_true", help="a tenth of the steps")
+    ap.add_argument("--repeats", type=int, default=3, help="runs per code, problem and rank count")
+    ap.add_argument("--ranks", default="1,2", help="rank counts (default 1,2)")
+    ap.add_argument("--problems", default="chute,bed")
+    ap.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
+    ap.add_argument("--no-memory", action="store_true", help="skip the 10^6-particle memory run")
+    ap.add_argument("--memory-side", type=int, default=100, help="lattice side (side^3 particles)")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--memory-worker", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--warmup", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        ecs_worker(args.worker, args.steps, args.warmup)
+        return 0
+    if args.memory_worker:
+        memory_worker(args.memory_worker, args.steps)
+        return 0
+
+    lmp = find_lammps()
+    if lmp is None and args.install_lammps:
+        install_lammps()
+        lmp = find_lammps()
+        if lmp is None:
+            raise SystemExit("apt-get installed lammps but no executable "
+                             f"({', '.join(LAMMPS_NAMES)}) is on PATH")
+    scale = 0.1 if args.quick else 1.0
+    ranks_list = [int(r) for r in args.ranks.split(",")]
+    problems = [p for p in args.problems.split(",") if p]
+    print(f"machine: {platform.node()}, {os.cpu_count()} cores, "
+          f"{platform.processor() or platform.machine()}")
+    print(f"LAMMPS: {lmp or 'not installed: README figures (--install-lammps to measure)'}")
+    runs: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="vs_lammps_") as tmp:
+        for rep in range(args.repeats):
+            for problem in problems:
+                steps, warmup, _ = PROBLEMS[problem]
+                steps = max(int(steps * scale), 10)
+                warmup = int(warmup * scale)
+                for ranks in ranks_list:
+                    r = run_ecs(problem, ranks, steps, warmup)
+                    runs.append(r)
+                    msg = f"  [{rep + 1}/{args.repeats}] {problem:5s} {ranks} rank(s): ecs_dem " \
+                          f"{r['rate'] / ranks / 1e6:6.2f}"
+                    if lmp:
+                        q = run_lammps(lmp, problem, ranks, steps, warmup, Path(tmp))
+                        runs.append(q)
+                        msg += f"  LAMMPS {q['rate'] / ranks / 1e6:6.2f}"
+                    print(msg + "  M particle-steps/s per core", flush=True)
+
+    rows = []
+    for problem in problems:
+        for ranks in ranks_list:
+            row = {"problem": problem, "ranks": ranks}
+            for code in ("ecs_dem", "LAMMPS"):
+                per_core = [r["rate"] / ranks for r in runs if r["code"] == code
+                            and r["problem"] == problem and r["ranks"] == ranks]
+                if per_core:
+                    row[code] = {"per_core": per_core, "median": statistics.median(per_core),
+                                 "source": "measured"}
+                elif code == "LAMMPS" and (problem, ranks) in README_FIGURES:
+                    row[code] = {"per_core": [], "source": "README",
+                                 "median": README_FIGURES[(problem, ranks)] / ranks}
+            if "ecs_dem" in row and "LAMMPS" in row:
+                row["ratio"] = row["ecs_dem"]["median"] / row["LAMMPS"]["median"]
+            rows.append(row)
+
+    def cell(entry):
+        if entry is None:
+            return f"{'-':>30s}"
+        runs_txt = " ".join(f"{v / 1e6:.2f}" for v in entry["per_core"])
+        if entry["source"] == "README":
+            runs_txt = "README figure"
+        return f"{entry['median'] / 1e6:7.2f} ({runs_txt})".rjust(30)
+
+    print("\nparticle-steps per second per core, millions: median (each run)")
+    print(f"{'problem':8s} {'ranks':>5s} {'ecs_dem':>30s} {'LAMMPS':>30s} {'ours/LAMMPS':>12s}")
+    for row in rows:
+        ratio = f"{row['ratio']:12.2f}" if "ratio" in row else f"{'-':>12s}"
+        print(f"{row['problem']:8s} {row['ranks']:5d} {cell(row.get('ecs_dem'))} "
+              f"{cell(row.get('LAMMPS'))} {ratio}")
+    if not lmp:
+        print("LAMMPS column: ../shared/lammps-bench/README.md figures for this machine, not "
+              "measured in this run")
+
+    report = {"lammps": lmp, "lammps_version": next((r["version"] for r in runs
+                                                       if r["code"] == "LAMMPS"), None),
+              "quick": args.quick, "repeats": args.repeats, "table": rows, "runs": runs}
+    if not args.no_startup:
+        s = startup(3)
+        report["startup"] = s
+        print(f"\nrun/chute.py to its first step: cold (empty numba cache) {s['cold_s']:.1f} s, "
+              f"warm {s['warm_s']:.2f} s (target < 5 s); compiling takes {s['compile_s']:.1f} s")
+    if not args.no_memory:
+        m = memory(args.memory_side, 5)
+        report["memory"] = m
+        print(f"\nmemory, {m['particles']:,} Hertz-Mindlin spheres ({m['pairs']:,} pairs) on one "
+              f"rank, {m['steps']} steps: peak RSS {m['peak_rss_kib'] / 1024:.0f} MiB = "
+              f"{m['peak_kib_per_particle'] * 1.024:.2f} kB per particle "
+              f"({m['added_kib_per_particle'] * 1.024:.2f} kB above the interpreter and kernels; "
+              "target <= 1 kB)")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

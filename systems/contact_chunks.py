@@ -1,0 +1,101 @@
+"""Blocked and chunked evaluation of pair contacts: the layout that lets LLVM vectorise a law.
+
+A pair kernel walks the Verlet list in blocks of ``BLOCK`` pairs and, for
+each block (DESIGN.md, Performance habits):
+
+1. overlap test (branch-free): the squared gap of every pair of the block
+   into a scratch column;
+2. selection: append the overlapping pairs to ``sel`` (branch-free); one
+   flag byte per pair ("history may be non-zero", see :class:`PairScratch`)
+   finds the few pairs whose contact began or ended (a rarely taken branch)
+   and resets the history of those that separated, so the history of the
+   many separated pairs is never read;
+3. every full chunk of ``CHUNK`` selected pairs goes through gather (scalar:
+   separation, velocities, radii, masses, history copied into one contiguous
+   scratch column per quantity), compute (the contact law, vectorised: the
+   columns sit at compile-time constant offsets ``q * CHUNK`` of one buffer,
+   so LLVM proves that they do not overlap and emits SIMD code; with
+   ``error_model='numpy'`` the branches of the law become selects) and
+   scatter (scalar: forces, torques and history stored in pair order). The
+   compute loop always runs over the whole chunk; lanes past the last
+   selected pair hold stale but finite values and are never scattered.
+
+Forces are accumulated in pair order and each contact's arithmetic is the
+scalar law function, unchanged, so the results are identical bit for bit to a
+plain loop over the list.
+
+CHUNK and BLOCK are compiled into the kernels of other files as constants, and
+numba's cache does not notice a change here: the kernels take the current
+values as arguments and refuse to run (``checked``) when their compiled ones
+differ; clear the cache (``find . -name '*.nbi' -delete``) after editing them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_dem.errors import StateError
+from ecs_dem.jit import kernel
+
+#: selected pairs per compute chunk: 64 x up to ~40 float64 columns stays inside L1
+CHUNK = 64
+#: pairs per overlap-test block
+BLOCK = 256
+
+
+def checked(result: int) -> int:
+    """A chunked kernel's return value; -1 means it was compiled with other CHUNK / BLOCK."""
+    if result < 0:
+        raise StateError(
+            "a chunked contact kernel was compiled with other CHUNK/BLOCK values than "
+            "systems/contact_chunks.py now has (stale numba cache): clear it with "
+            "find . -name '*.nbi' -delete")
+    return result
+
+
+@kernel
+def mark_nonzero(history, flags):
+    """flags[k] = 1 where some component of history[k] is non-zero (others left as they are)."""
+    w = history.shape[1]
+    for k in range(history.shape[0]):
+        for a in range(w):
+            if history[k, a] != 0.0:
+                flags[k] = 1
+                break
+
+
+class PairScratch:
+    """Scratch of a chunked contact kernel: the buffer, the selection, the history flags.
+
+    ``buf`` holds ``columns`` x CHUNK float64 values followed by BLOCK values
+    (the gaps of the overlap test); ``sel`` BLOCK + CHUNK contact indices.
+    ``flags(table, fields, per_row)`` returns one byte per contact (per row of
+    ``table``, shape (n,), or per row and wall with ``per_row`` walls: (n, per_row)),
+    1 where the contact's history may be non-zero. The kernels keep the flags
+    up to date (a flag is the contact's overlap at its last evaluation); they
+    are rebuilt from the history fields whenever the table changed
+    structurally (a new pair list, sorting, migration), which is the only way
+    history enters a table otherwise (neighbour-list carry-over, restart).
+    """
+
+    def __init__(self, columns: int):
+        self.buf = np.zeros(columns * CHUNK + BLOCK, dtype=np.float64)
+        self.sel = np.zeros(BLOCK + CHUNK, dtype=np.int64)
+        self._flags = np.zeros(0, dtype=np.uint8)
+        self._key = None
+
+    def flags(self, table, fields, per_row: int | None = None) -> np.ndarray:
+        n = table.n_owned
+        size = n * (per_row or 1)
+        key = (id(table), table.epoch, n, per_row)
+        if key != self._key:
+            if self._flags.size < size:
+                self._flags = np.zeros(max(size, int(1.25 * self._flags.size)), dtype=np.uint8)
+            flags = self._flags[:size]
+            flags[:] = 0
+            if size:
+                for f in fields:
+                    mark_nonzero(table.owned(f).reshape(size, -1), flags)
+            self._key = key
+        if per_row is None:
+            return self._flags[:size]
+        return self._flags[:size].reshape(n, per_row)
