@@ -84,15 +84,15 @@ def spatial_sort_keys(position, lo, cell, dims):
     n = position.shape[0]
     keys = np.empty(n, dtype=np.int64)
     for i in range(n):
-        c = np.empty(3, dtype=np.int64)
-        for a in range(3):
+        key = 0
+        for a in range(2, -1, -1):
             k = int(np.floor((position[i, a] - lo[a]) / cell))
             if k < 0:
                 k = 0
             elif k >= dims[a]:
                 k = dims[a] - 1
-            c[a] = k
-        keys[i] = (c[2] * dims[1] + c[1]) * dims[0] + c[0]
+            key = key * dims[a] + k
+        keys[i] = key
     return keys
 
 
@@ -203,3 +203,16 @@ def zero_rows(columns, start, count):
         for k in range(start, start + count):
             for c in range(col.shape[1]):
                 col[k, c] = 0.0
+
+
+@kernel
+def permute_rows(column, order, scratch):
+    """column[k] = old column[order[k]] for a (capacity, w) column; scratch holds (len(order), w)."""
+    w = column.shape[1]
+    for k in range(order.size):
+        r = order[k]
+        for c in range(w):
+            scratch[k, c] = column[r, c]
+    for k in range(order.size):
+        for c in range(w):
+            column[k, c] = scratch[k, c]

@@ -248,11 +248,21 @@ class Table:
 
     def permute(self, order: np.ndarray) -> None:
         """Re-order (or subset) owned rows: new row k is old row order[k]."""
+        from .halo_kernels import permute_rows  # numba: no temporary per column
+
         self.clear_ghosts()
-        order = np.asarray(order, dtype=np.int64)
+        order = np.ascontiguousarray(order, dtype=np.int64)
         m = order.size
+        scratch = {}
         for col in self._columns.values():
-            col.data[:m] = col.data[order]
+            data = col.data.reshape(col.data.shape[0], -1)
+            if m and data.dtype == np.float64:
+                buf = scratch.get(data.shape[1])
+                if buf is None:
+                    buf = scratch[data.shape[1]] = np.empty((m, data.shape[1]))
+                permute_rows(data, order, buf)
+            else:
+                col.data[:m] = col.data[order]
         self.n_owned = m
         self._touch()
 

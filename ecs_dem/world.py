@@ -82,6 +82,8 @@ class World:
         self._is_prepared = False
         self.stop_requested = None  # signal number that stopped the last run (soft kill)
         self.run_end_step = None  # last step of the current run (progress, ETA)
+        self._kill = None  # the SoftKill of the current run
+        self._stop_signal = 0
         self.rng = np.random.default_rng(seed)  # for systems that need randomness; checkpointed
         self._stale: set[tuple[str, str]] = set()
         self._pending_reverse: set[tuple[str, str]] = set()
@@ -297,8 +299,11 @@ class World:
             self._run_system(s)
         t0 = _time.perf_counter()
         rebuild = any([self.domain.needs_rebuild(t) for t in self.spatial_tables()])
-        if self.comm.size > 1:
-            rebuild = self.comm.any(rebuild)
+        stop = self._kill.signal or 0 if self._kill is not None else 0
+        if self.comm.size > 1:  # one reduction answers both: rebuild anywhere? stop anywhere?
+            agreed = self.comm.max(np.array([int(rebuild), stop], dtype=np.float64))
+            rebuild, stop = bool(agreed[0]), int(agreed[1])
+        self._stop_signal = stop
         self.timers["domain:check"] += _time.perf_counter() - t0
         if rebuild:
             self._rebuild_domain()
@@ -328,16 +333,17 @@ class World:
         self.stop_requested = None
         self.run_end_step = self.step + int(steps)
         with SoftKill() as kill:
-            for _ in range(int(steps)):
-                self.step_once()
-                stop = kill.signal or 0
-                if self.comm.size > 1:
-                    stop = int(self.comm.max(stop))
-                if stop:
-                    self.stop_requested = stop
-                    for s in self.systems:
-                        s.on_stop(self)
-                    break
+            self._kill = kill
+            try:
+                for _ in range(int(steps)):
+                    self.step_once()
+                    if self._stop_signal:  # agreed by all ranks during the step
+                        self.stop_requested = self._stop_signal
+                        for s in self.systems:
+                            s.on_stop(self)
+                        break
+            finally:
+                self._kill = None
 
     # ------------------------------------------------------------- reporting
     def describe_schedule(self) -> str:
