@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_dem.errors import StateError
-from ecs_dem.jit import kernel
+from ecs_dem.jit import inline, kernel
 
 #: selected pairs per compute chunk: 64 x up to ~40 float64 columns stays inside L1
 CHUNK = 64
@@ -99,3 +99,19 @@ class PairScratch:
         if per_row is None:
             return self._flags[:size]
         return self._flags[:size].reshape(n, per_row)
+
+
+@inline
+def block_gaps(pair_i, pair_j, position, radius, k0, k1, buf, offset):
+    """Overlap test of pairs k0..k1: buf[offset + k - k0] = (r_i + r_j)^2 - |x_i - x_j|^2.
+
+    Positive where the pair touches (step 1 of the module docstring), for every law.
+    """
+    for k in range(k0, k1):
+        i = pair_i[k]
+        j = pair_j[k]
+        dx = position[i, 0] - position[j, 0]
+        dy = position[i, 1] - position[j, 1]
+        dz = position[i, 2] - position[j, 2]
+        rsum = radius[i] + radius[j]
+        buf[offset + k - k0] = rsum * rsum - (dx * dx + dy * dy + dz * dz)

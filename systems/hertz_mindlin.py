@@ -39,7 +39,7 @@ import numpy as np
 from ecs_dem.errors import InputError
 from ecs_dem.jit import inline, kernel
 
-from .contact_chunks import BLOCK, CHUNK, PairScratch, checked
+from .contact_chunks import BLOCK, CHUNK, PairScratch, block_gaps, checked
 from .contact_geometry import rotated_into_plane
 from .time_step import rayleigh_time
 
@@ -315,14 +315,7 @@ def pair_forces(pair_i, pair_j, position, velocity, angular_velocity, radius, ma
     m = 0
     for k0 in range(0, n_pairs, BLOCK):
         k1 = min(k0 + BLOCK, n_pairs)
-        for k in range(k0, k1):
-            i = pair_i[k]
-            j = pair_j[k]
-            dx = position[i, 0] - position[j, 0]
-            dy = position[i, 1] - position[j, 1]
-            dz = position[i, 2] - position[j, 2]
-            rsum = radius[i] + radius[j]
-            buf[_GAP + k - k0] = rsum * rsum - (dx * dx + dy * dy + dz * dz)
+        block_gaps(pair_i, pair_j, position, radius, k0, k1, buf, _GAP)
         for k in range(k0, k1):
             touch = np.uint8(buf[_GAP + k - k0] > 0.0)  # rsq < rsum^2
             if flags[k] != touch:  # few: a contact began or ended
