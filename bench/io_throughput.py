@@ -10,13 +10,14 @@ writes is reported.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from worker_result import print_result, run_for_result  # noqa: E402
 
 FIELDS = ("gid", "position", "velocity", "angular_velocity", "radius", "species")
 
@@ -47,8 +48,8 @@ def worker(particles: int, repeats: int, directory: Path) -> None:
             times.append(time.perf_counter() - t0)
     if comm.rank == 0:
         t = float(np.median(times))
-        print("RESULT " + json.dumps({"ranks": comm.size, "particles": particles, "MB": nbytes / 1e6,
-                                      "seconds": t, "MB_per_s": nbytes / 1e6 / t}), flush=True)
+        print_result({"ranks": comm.size, "particles": particles, "MB": nbytes / 1e6,
+                      "seconds": t, "MB_per_s": nbytes / 1e6 / t})
         path.unlink()
 
 
@@ -65,13 +66,9 @@ def main(argv=None) -> int:
         return 0
     print(f"{'ranks':>5s} {'particles':>10s} {'MB':>8s} {'s/snapshot':>11s} {'MB/s':>8s}")
     for ranks in (1, 2):
-        out = subprocess.run(["mpiexec.mpich", "-n", str(ranks), sys.executable, __file__, "--worker",
-                              "--particles", str(args.particles), "--repeats", str(args.repeats),
-                              "--dir", str(args.dir)], capture_output=True, text=True, timeout=1800)
-        line = next((ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")), None)
-        if line is None:
-            raise SystemExit(f"{ranks} ranks failed:\n{out.stderr[-3000:]}")
-        r = json.loads(line[7:])
+        r = run_for_result(["mpiexec.mpich", "-n", str(ranks), sys.executable, __file__, "--worker",
+                            "--particles", str(args.particles), "--repeats", str(args.repeats),
+                            "--dir", str(args.dir)], timeout=1800)
         print(f"{r['ranks']:5d} {r['particles']:10d} {r['MB']:8.1f} {r['seconds']:11.3f} {r['MB_per_s']:8.1f}")
     return 0
 

@@ -63,12 +63,17 @@ def build_bed(path: Path, tiles: int = 1) -> World:
                           ((width, 0, 0), (-1, 0, 0)), ((0, 0, 0), (0, 1, 0)),
                           ((0, width, 0), (0, -1, 0))):
         add_wall(world, point, normal)
+    add_hertz_systems(world)
+    return world
+
+
+def add_hertz_systems(world: World) -> None:
+    """Velocity Verlet, neighbour search, gravity (-z), Hertz-Mindlin contacts and wall contacts."""
     law = HertzMindlinLaw()
     first, second = velocity_verlet()
     for s in (first, NeighborSearch(), Gravity((0, 0, -9.81)), ContactForces(law),
               WallContacts(law), second):
         world.add_system(s)
-    return world
 
 
 def measure(world: World, warmup: int, steps: int, repeats: int) -> dict:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from worker_result import print_result, run_for_result  # noqa: E402
 LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 
 
@@ -69,17 +70,13 @@ def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
         result["max_over_mean_mean"] = float(np.mean(ratios))
         result["balances"] = world.domain.decomposition.balance_count
     if world.comm.rank == 0:
-        print("RESULT " + json.dumps(result), flush=True)
+        print_result(result)
 
 
 def launch(ranks: int, problem: str, steps: int, warmup: int, extra=()) -> dict:
     cmd = ["mpiexec.mpich", "-n", str(ranks), sys.executable, __file__, "--worker", problem,
            "--steps", str(steps), "--warmup", str(warmup), *extra]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
+    return run_for_result(cmd, timeout=3600)
 
 
 def main(argv=None) -> int:

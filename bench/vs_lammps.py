@@ -50,6 +50,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from worker_result import print_result, run_for_result  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 
@@ -195,10 +198,10 @@ def ecs_worker(problem: str, steps: int, warmup: int) -> None:
     elapsed = world.comm.max(time.perf_counter() - t0)
     n = int(world.comm.sum(world.particles.n_owned))
     if world.comm.rank == 0:
-        print("RESULT " + json.dumps({
+        print_result({
             "code": "ecs_dem", "problem": problem, "ranks": world.comm.size, "particles": n,
             "steps": steps, "seconds": elapsed, "rate": n * steps / elapsed,
-            "rebuilds": world.domain.rebuild_count}), flush=True)
+            "rebuilds": world.domain.rebuild_count})
 
 
 def run_ecs(problem: str, ranks: int, steps: int, warmup: int) -> dict:
@@ -209,16 +212,11 @@ def run_ecs(problem: str, ranks: int, steps: int, warmup: int) -> dict:
         if launcher is None:
             raise RuntimeError("mpiexec.mpich not found (ecs_dem's mpi4py is built against MPICH)")
         cmd = [launcher, "-n", str(ranks)] + cmd
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=7200)
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            result = json.loads(line[7:])
-            if result["ranks"] != ranks:
-                raise RuntimeError(f"asked for {ranks} ranks, ecs_dem ran on {result['ranks']}: "
-                                   "is mpi4py built against MPICH?")
-            return result
-    raise RuntimeError(f"ecs_dem failed ({' '.join(cmd)}):\n{out.stdout[-3000:]}\n"
-                       f"{out.stderr[-3000:]}")
+    result = run_for_result(cmd, timeout=7200)
+    if result["ranks"] != ranks:
+        raise RuntimeError(f"asked for {ranks} ranks, ecs_dem ran on {result['ranks']}: "
+                           "is mpi4py built against MPICH?")
+    return result
 
 
 # ----------------------------------------------------------- start-up, memory
@@ -266,12 +264,8 @@ def lattice_world(side: int):
     from ecs_dem.components.particles import add_particles
     from ecs_dem.components.species import add_species
     from ecs_dem.components.walls import add_wall
-    from ecs_dem.systems.contact_forces import ContactForces
-    from ecs_dem.systems.gravity import Gravity
-    from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-    from ecs_dem.systems.neighbor_search import NeighborSearch
-    from ecs_dem.systems.velocity_verlet import velocity_verlet
-    from ecs_dem.systems.wall_contacts import WallContacts
+    sys.path.insert(0, str(REPO / "run"))
+    from one_rank import add_hertz_systems
 
     r = 2.5e-3
     a = 2 * r * (1 - 1e-3)
@@ -284,11 +278,7 @@ def lattice_world(side: int):
                 restitution=0.9, friction=0.25)
     add_particles(world, pos, r, 0)
     add_wall(world, (0, 0, 0), (0, 0, 1))
-    law = HertzMindlinLaw()
-    first, second = velocity_verlet()
-    for s in (first, NeighborSearch(), Gravity((0, 0, -9.81)), ContactForces(law),
-              WallContacts(law), second):
-        world.add_system(s)
+    add_hertz_systems(world)
     return world
 
 
@@ -301,21 +291,16 @@ def memory_worker(side: int, steps: int) -> None:
     world.run(steps)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     n = world.particles.n_owned
-    print("RESULT " + json.dumps({
+    print_result({
         "particles": n, "steps": steps, "pairs": world.pairs.n_owned,
         "peak_rss_kib": peak, "rss_before_kib": base,
-        "peak_kib_per_particle": peak / n, "added_kib_per_particle": (peak - base) / n}),
-        flush=True)
+        "peak_kib_per_particle": peak / n, "added_kib_per_particle": (peak - base) / n})
 
 
 def memory(side: int, steps: int) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--memory-worker", str(side),
            "--steps", str(steps)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=7200)
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    raise RuntimeError(f"memory run failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    return run_for_result(cmd, timeout=7200)
 
 
 # ---------------------------------------------------------------------- main
