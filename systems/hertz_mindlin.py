@@ -39,7 +39,7 @@ import numpy as np
 from ecs_dem.errors import InputError
 from ecs_dem.jit import inline, kernel
 
-from .contact_chunks import BLOCK, CHUNK, PairScratch, block_gaps, checked
+from .contact_chunks import BLOCK, CHUNK, PairScratch, checked, pair_touches
 from .contact_geometry import rotated_into_plane
 from .time_step import rayleigh_time
 
@@ -151,7 +151,6 @@ _MI, _MJ, _FI, _FJ, _E, _G, _BETA, _MU, _MUR = 15, 16, 17, 18, 19, 20, 21, 22, 2
 _TS0, _TS1, _TS2, _RS0, _RS1, _RS2 = 24, 25, 26, 27, 28, 29
 _FX, _FY, _FZ, _QI0, _QI1, _QI2, _QJ0, _QJ1, _QJ2 = 30, 31, 32, 33, 34, 35, 36, 37, 38
 SCRATCH_COLUMNS = 39
-_GAP = SCRATCH_COLUMNS * CHUNK  # BLOCK squared gaps of the overlap test follow the columns
 
 
 @inline
@@ -300,7 +299,7 @@ def pair_forces(pair_i, pair_j, position, velocity, angular_velocity, radius, ma
 
     Pairs that do not overlap get their history reset to zero. Returns the
     number of touching pairs. Blocked and chunked (systems.contact_chunks):
-    overlap test of BLOCK pairs, selection of the touching ones (``flags``:
+    BLOCK pairs at a time, overlap test and selection of the touching ones in one pass (``flags``:
     one byte per pair, 1 where the history may be non-zero; updated here),
     then ``hertz_mindlin`` on CHUNK selected pairs at a time in a vectorised
     loop, scattered in pair order. ``buf`` and ``sel`` are the scratch of a
@@ -315,9 +314,8 @@ def pair_forces(pair_i, pair_j, position, velocity, angular_velocity, radius, ma
     m = 0
     for k0 in range(0, n_pairs, BLOCK):
         k1 = min(k0 + BLOCK, n_pairs)
-        block_gaps(pair_i, pair_j, position, radius, k0, k1, buf, _GAP)
         for k in range(k0, k1):
-            touch = np.uint8(buf[_GAP + k - k0] > 0.0)  # rsq < rsum^2
+            touch = pair_touches(pair_i, pair_j, position, radius, k)
             if flags[k] != touch:  # few: a contact began or ended
                 if touch == 0:  # separated: reset the history
                     for a in range(3):

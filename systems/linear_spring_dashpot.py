@@ -34,7 +34,7 @@ import numpy as np
 from ecs_dem.errors import InputError
 from ecs_dem.jit import inline, kernel
 
-from .contact_chunks import BLOCK, CHUNK, PairScratch, block_gaps, checked
+from .contact_chunks import BLOCK, CHUNK, PairScratch, checked, pair_touches
 from .time_step import linear_collision_time
 
 
@@ -113,7 +113,6 @@ _VR0, _VR1, _VR2, _WS0, _WS1, _WS2 = 6, 7, 8, 9, 10, 11
 _MI, _MJ, _FI, _FJ, _S0, _S1, _S2 = 12, 13, 14, 15, 16, 17, 18
 _FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2 = 19, 20, 21, 22, 23, 24, 25, 26, 27
 SCRATCH_COLUMNS = 28
-_GAP = SCRATCH_COLUMNS * CHUNK  # BLOCK squared gaps of the overlap test follow the columns
 
 
 @inline
@@ -208,8 +207,8 @@ def pair_forces(pair_i, pair_j, position, velocity, angular_velocity, radius, ma
                 chunk, block):
     """Accumulate gran/hooke/history forces of every pair; resets history of separated pairs.
 
-    Blocked and chunked (systems.contact_chunks): overlap test of BLOCK pairs,
-    selection of the touching ones (``flags``: one byte per pair, 1 where the
+    Blocked and chunked (systems.contact_chunks): BLOCK pairs at a time, overlap test and
+    selection of the touching ones in one pass (``flags``: one byte per pair, 1 where the
     history may be non-zero; updated here), then ``hooke_history`` on CHUNK
     selected pairs at a time in a vectorised loop, forces, torques and
     history scattered in pair order. ``buf`` and ``sel`` are the scratch of a
@@ -223,9 +222,8 @@ def pair_forces(pair_i, pair_j, position, velocity, angular_velocity, radius, ma
     m = 0
     for k0 in range(0, n_pairs, BLOCK):
         k1 = min(k0 + BLOCK, n_pairs)
-        block_gaps(pair_i, pair_j, position, radius, k0, k1, buf, _GAP)
         for k in range(k0, k1):
-            touch = np.uint8(buf[_GAP + k - k0] > 0.0)  # rsq < radsum^2
+            touch = pair_touches(pair_i, pair_j, position, radius, k)
             if flags[k] != touch:  # few: a contact began or ended
                 if touch == 0:  # separated: reset the history
                     shear[k, 0] = 0.0

@@ -202,6 +202,18 @@ def match_history(old_gid_i, old_gid_j, keep, new_gid_i, new_gid_j, max_gid, src
 def take_rows(src, old, new):
     """new[p] = old[src[p]] for (rows, width) arrays; zero where src[p] < 0."""
     w = old.shape[1]
+    if w == 3:  # the common history width: an unrolled body is about twice as fast
+        for p in range(src.size):
+            s = src[p]
+            if s >= 0:
+                new[p, 0] = old[s, 0]
+                new[p, 1] = old[s, 1]
+                new[p, 2] = old[s, 2]
+            else:
+                new[p, 0] = 0.0
+                new[p, 1] = 0.0
+                new[p, 2] = 0.0
+        return
     for p in range(src.size):
         s = src[p]
         if s >= 0:

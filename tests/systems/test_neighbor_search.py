@@ -207,3 +207,15 @@ def test_history_of_separated_pairs_is_dropped():
 
 def world_pairs(world):
     return set(zip(world.pairs.gid.tolist(), world.pairs.gid_j.tolist()))
+
+
+@pytest.mark.parametrize("width", [1, 3, 4])
+def test_take_rows_copies_found_history_and_zeroes_the_rest(width):
+    from ecs_dem.systems.neighbor_kernels import take_rows
+
+    old = np.arange(5 * width, dtype=np.float64).reshape(5, width) + 1.0
+    src = np.array([4, -1, 0, 0, -1, 2], dtype=np.int64)
+    new = np.full((src.size, width), np.nan)
+    take_rows(src, old, new)
+    expected = np.where((src >= 0)[:, None], old[np.maximum(src, 0)], 0.0)
+    np.testing.assert_array_equal(new, expected)
