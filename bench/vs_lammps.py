@@ -7,6 +7,7 @@ code in the same run):
     python bench/vs_lammps.py --quick               # a tenth of the steps
     python bench/vs_lammps.py --install-lammps      # apt-get install lammps first if missing
     python bench/vs_lammps.py --repeats 5 --json out.json
+    python bench/vs_lammps.py --ranks 1,2,4         # 4 ranks: oversubscribed here, marked so
 
 Problems (every setting in ../shared/lammps-bench/README.md):
 
@@ -20,7 +21,9 @@ from the same data files (``run/chute.py``'s ``build_world``,
 ``bench/one_rank.py``'s ``build_bed``). Output is off in both (thermo only at
 the ends, no dumps). Each (problem, ranks, code) runs ``--repeats`` times,
 interleaved, each in a fresh process; the table gives particle-steps per
-second per core, the median, and ratio ecs_dem / LAMMPS of the medians.
+second per core, the median, the ratio ecs_dem / LAMMPS of the medians, and
+each code's parallel efficiency (median per-core rate on N ranks over that on
+one rank). Rows with more ranks than cores are marked oversubscribed.
 Without a LAMMPS executable (and without ``--install-lammps``) the LAMMPS
 column holds the README's figures, marked as such.
 
@@ -375,7 +378,13 @@ def main(argv=None) -> int:
                                  "median": README_FIGURES[(problem, ranks)] / ranks}
             if "ecs_dem" in row and "LAMMPS" in row:
                 row["ratio"] = row["ecs_dem"]["median"] / row["LAMMPS"]["median"]
+            row["oversubscribed"] = ranks > (os.cpu_count() or 1)
             rows.append(row)
+    for row in rows:  # parallel efficiency: per-core rate on N ranks / rate on 1 rank
+        one = next((r for r in rows if r["problem"] == row["problem"] and r["ranks"] == 1), None)
+        for code in ("ecs_dem", "LAMMPS"):
+            if one and code in row and code in one and row["ranks"] > 1:
+                row[code]["efficiency"] = row[code]["median"] / one[code]["median"]
 
     def cell(entry):
         if entry is None:
@@ -385,12 +394,21 @@ def main(argv=None) -> int:
             runs_txt = "README figure"
         return f"{entry['median'] / 1e6:7.2f} ({runs_txt})".rjust(30)
 
-    print("\nparticle-steps per second per core, millions: median (each run)")
-    print(f"{'problem':8s} {'ranks':>5s} {'ecs_dem':>30s} {'LAMMPS':>30s} {'ours/LAMMPS':>12s}")
+    def efficiency(entry):
+        if entry is None or "efficiency" not in entry:
+            return f"{'-':>6s}"
+        return f"{entry['efficiency']:6.2f}"
+
+    print("\nparticle-steps per second per core, millions: median (each run); parallel "
+          "efficiency = per-core rate on N ranks / rate on 1 rank")
+    print(f"{'problem':8s} {'ranks':>5s} {'ecs_dem':>30s} {'LAMMPS':>30s} {'ours/LAMMPS':>12s} "
+          f"{'eff ecs':>7s} {'eff LMP':>7s}")
     for row in rows:
         ratio = f"{row['ratio']:12.2f}" if "ratio" in row else f"{'-':>12s}"
         print(f"{row['problem']:8s} {row['ranks']:5d} {cell(row.get('ecs_dem'))} "
-              f"{cell(row.get('LAMMPS'))} {ratio}")
+              f"{cell(row.get('LAMMPS'))} {ratio} {efficiency(row.get('ecs_dem')):>7s} "
+              f"{efficiency(row.get('LAMMPS')):>7s}"
+              + ("  oversubscribed (more ranks than cores)" if row["oversubscribed"] else ""))
     if not lmp:
         print("LAMMPS column: ../shared/lammps-bench/README.md figures for this machine, not "
               "measured in this run")

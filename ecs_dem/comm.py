@@ -96,10 +96,27 @@ class SerialComm:
         sys.exit(code)
 
 
-class MpiComm(SerialComm):
-    """MPI communicator on a Cartesian rank grid (mpi4py, buffer methods)."""
+def cores_available() -> int:
+    """CPUs this process may run on (its affinity mask), at least 1."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return max(os.cpu_count() or 1, 1)
 
-    def __init__(self, comm=None):
+
+class MpiComm(SerialComm):
+    """MPI communicator on a Cartesian rank grid (mpi4py, buffer methods).
+
+    Waiting: MPICH (and UCX) busy-poll inside a blocking wait. With more ranks
+    on a node than cores, a waiting rank then burns the time slice its partner
+    needs to compute, and every message costs a scheduler slice (a step of
+    the chute on 4 ranks over 2 cores took 20 ms instead of 1). So when the
+    node is oversubscribed (detected at start-up; ``ECS_DEM_YIELD=1`` or ``0``
+    forces it on or off) the per-step operations (halo exchanges, reductions,
+    barriers) are non-blocking and wait by testing and yielding the CPU.
+    """
+
+    def __init__(self, comm=None, yield_when_idle: bool | None = None):
         from mpi4py import MPI
 
         self.MPI = MPI
@@ -109,17 +126,42 @@ class MpiComm(SerialComm):
         self.cart = None
         self._scalar = np.zeros(1)
         self._flag = np.zeros(1, dtype=np.int32)
+        if yield_when_idle is None:
+            forced = os.environ.get("ECS_DEM_YIELD")
+            if forced is not None:
+                yield_when_idle = forced.strip().lower() not in ("", "0", "false", "no")
+            else:
+                node = self.world.Split_type(MPI.COMM_TYPE_SHARED)
+                on_node = node.Get_size()
+                node.Free()
+                yield_when_idle = bool(self.world.allreduce(
+                    int(on_node > cores_available()), op=MPI.MAX))
+        self.yield_when_idle = bool(yield_when_idle)
+
+    def _wait(self, reqs) -> None:
+        """Complete the requests: Waitall, or test-and-yield on an oversubscribed node."""
+        if not self.yield_when_idle:
+            self.MPI.Request.Waitall(reqs)
+            return
+        while not self.MPI.Request.Testall(reqs):
+            os.sched_yield()
+
+    def _allreduce(self, send, recv, op) -> None:
+        if self.yield_when_idle:
+            self._wait([self.world.Iallreduce(send, recv, op=op)])
+        else:
+            self.world.Allreduce(send, recv, op=op)
 
     def _reduce(self, value, op):
         if np.ndim(value):
             send = np.ascontiguousarray(value)
             recv = np.empty_like(send)
-            self.world.Allreduce(send, recv, op=op)
+            self._allreduce(send, recv, op)
             return recv
         is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
         self._scalar[0] = value
         out = np.empty(1)
-        self.world.Allreduce(self._scalar, out, op=op)
+        self._allreduce(self._scalar, out, op)
         return int(out[0]) if is_int else float(out[0])
 
     def sum(self, value):
@@ -134,11 +176,14 @@ class MpiComm(SerialComm):
     def any(self, flag: bool) -> bool:
         self._flag[0] = 1 if flag else 0
         out = np.empty(1, dtype=np.int32)
-        self.world.Allreduce(self._flag, out, op=self.MPI.MAX)
+        self._allreduce(self._flag, out, self.MPI.MAX)
         return bool(out[0])
 
     def barrier(self) -> None:
-        self.world.Barrier()
+        if self.yield_when_idle:
+            self._wait([self.world.Ibarrier()])
+        else:
+            self.world.Barrier()
 
     def exscan(self, value: int) -> int:
         send = np.array([value], dtype=np.int64)
@@ -191,7 +236,7 @@ class MpiComm(SerialComm):
             for k, (send, dest, source, _c) in enumerate(messages):
                 if dest is not None:
                     reqs.append(self.world.Isend(sizes[k], dest=dest, tag=100 + k))
-            MPI.Request.Waitall(reqs)
+            self._wait(reqs)
             counts = [int(got[k][0]) if c is None else c for k, c in enumerate(counts)]
         received = []
         reqs = []
@@ -200,11 +245,11 @@ class MpiComm(SerialComm):
             received.append(recv)
             if source is not None:
                 reqs.append(self.world.Irecv(recv, source=source, tag=200 + k))
-        keep = [np.ascontiguousarray(m[0]) for m in messages]  # alive until Waitall
+        keep = [np.ascontiguousarray(m[0]) for m in messages]  # alive until the wait
         for k, (send, dest, source, _c) in enumerate(messages):
             if dest is not None:
                 reqs.append(self.world.Isend(keep[k], dest=dest, tag=200 + k))
-        MPI.Request.Waitall(reqs)
+        self._wait(reqs)
         return received
 
     def exchange_into(self, messages):
@@ -215,18 +260,19 @@ class MpiComm(SerialComm):
         for k, (send, dest, source, recv) in enumerate(messages):
             if dest is not None:
                 reqs.append(self.world.Isend(send, dest=dest, tag=300 + k))
-        self.MPI.Request.Waitall(reqs)
+        self._wait(reqs)
 
     def alltoallv_rows(self, send, counts):
         width = send.shape[1]
         counts = np.ascontiguousarray(counts, dtype=np.int64)
         recv_counts = np.empty(self.size, dtype=np.int64)
-        self.world.Alltoall(counts, recv_counts)
+        self._wait([self.world.Ialltoall(counts, recv_counts)])
         sdispl = np.concatenate(([0], np.cumsum(counts)[:-1])) * width
         rdispl = np.concatenate(([0], np.cumsum(recv_counts)[:-1])) * width
         recv = np.empty((int(recv_counts.sum()), width), dtype=np.uint8)
-        self.world.Alltoallv([np.ascontiguousarray(send), counts * width, sdispl, self.MPI.BYTE],
-                             [recv, recv_counts * width, rdispl, self.MPI.BYTE])
+        send = np.ascontiguousarray(send)
+        self._wait([self.world.Ialltoallv([send, counts * width, sdispl, self.MPI.BYTE],
+                                          [recv, recv_counts * width, rdispl, self.MPI.BYTE])])
         return recv
 
     def gather_rows(self, send):
