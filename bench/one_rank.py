@@ -8,6 +8,10 @@ particle-steps/s on one rank).
     python bench/one_rank.py                 # LAMMPS's step counts (about 2 minutes)
     python bench/one_rank.py --quick         # a tenth of the steps
     python bench/one_rank.py --json out.json
+    python bench/one_rank.py --profile       # also where the time goes: ms per step by system
+
+The profile comes from the world's own timers (``World.timers``): each
+system's ``run``, and the halo operations and domain work between them.
 """
 from __future__ import annotations
 
@@ -79,14 +83,20 @@ def add_hertz_systems(world: World) -> None:
 def measure(world: World, warmup: int, steps: int, repeats: int) -> dict:
     world.setup()
     world.run(warmup)
+    world.timers.clear()
     rates = []
+    elapsed = 0.0
     for _ in range(repeats):
         t0 = time.perf_counter()
         world.run(steps)
+        elapsed += time.perf_counter() - t0
         rates.append(world.particles.n_owned * steps / (time.perf_counter() - t0))
+    total_steps = steps * repeats
     return {"particles": world.particles.n_owned, "steps": steps, "repeats": repeats,
             "particle_steps_per_s": float(np.median(rates)), "all": rates,
-            "rebuilds": world.domain.rebuild_count}
+            "rebuilds": world.domain.rebuild_count, "mean_ms_per_step": 1e3 * elapsed / total_steps,
+            "ms_per_step": {k: 1e3 * v / total_steps for k, v in
+                            sorted(world.timers.items(), key=lambda kv: -kv[1])}}
 
 
 def main(argv=None) -> int:
@@ -94,6 +104,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="a tenth of the steps")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--profile", action="store_true",
+                    help="print milliseconds per step spent in each system and halo operation")
     args = ap.parse_args(argv)
     scale = 0.1 if args.quick else 1.0
     results = {}
@@ -109,6 +121,13 @@ def main(argv=None) -> int:
         ref = LAMMPS_FIGURES[name]
         print(f"{name:10s} {r['particles']:9d} {r['steps'] * r['repeats']:7d} {rate / 1e6:22.2f} "
               f"{ref / 1e6:16.2f} {rate / ref:6.2f}")
+    if args.profile:
+        for name, r in results.items():
+            timed = sum(r["ms_per_step"].values())
+            print(f"\n{name}: where a step goes (ms; {timed:.3f} ms timed of "
+                  f"{r['mean_ms_per_step']:.3f} ms per step)")
+            for key, ms in r["ms_per_step"].items():
+                print(f"  {key:40s} {ms:7.3f}  {100 * ms / timed:5.1f} %")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
