@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Iterable
+from types import MappingProxyType
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -105,6 +106,8 @@ class Table:
         self.name = name
         self.anchor = anchor
         self._columns: dict[str, _Column] = {}
+        self._fields: dict[str, Field] = {}
+        self._fields_view = MappingProxyType(self._fields)
         self._capacity = max(int(capacity), 1)
         self.n_owned = 0
         self.n_ghost = 0
@@ -118,8 +121,9 @@ class Table:
 
     # ------------------------------------------------------------------ schema
     @property
-    def fields(self) -> dict[str, Field]:
-        return {k: c.field for k, c in self._columns.items()}
+    def fields(self) -> Mapping[str, Field]:
+        """Read-only mapping name -> Field, in declaration order."""
+        return self._fields_view
 
     def has_field(self, name: str) -> bool:
         return name in self._columns
@@ -140,6 +144,7 @@ class Table:
         if f.default != 0:
             data[...] = f.default
         self._columns[f.name] = _Column(f, data, slot)
+        self._fields[f.name] = f
 
     # ------------------------------------------------------------------- sizes
     @property

@@ -85,9 +85,14 @@ class World:
         self._kill = None  # the SoftKill of the current run
         self._stop_signal = 0
         self.rng = np.random.default_rng(seed)  # for systems that need randomness; checkpointed
-        self._stale: set[tuple[str, str]] = set()
-        self._pending_reverse: set[tuple[str, str]] = set()
-        self._zeroed: set[tuple[str, str]] = set()
+        # halo state between systems, as (table, field) pairs: FORWARD fields whose ghosts are
+        # stale, REVERSE fields with ghost contributions not yet summed, REVERSE fields zeroed
+        # in this force pass. Frozen sets: they key the memo of compiled system runs.
+        self._stale: frozenset = frozenset()
+        self._pending_reverse: frozenset = frozenset()
+        self._zeroed: frozenset = frozenset()
+        self._programs: dict = {}
+        self._by_stage: dict = {}
 
     # ------------------------------------------------------------- building
     @property
@@ -119,10 +124,15 @@ class World:
             system.setup(self)
             self._validate(system)
         self.systems.append(system)
+        self._by_stage = {}
+        self._programs = {}
         return system
 
-    def systems_in(self, stage: Stage) -> list[System]:
-        return [s for s in self.systems if s.stage == stage]
+    def systems_in(self, stage: Stage) -> tuple[System, ...]:
+        systems = self._by_stage.get(stage)
+        if systems is None:
+            systems = self._by_stage[stage] = tuple(s for s in self.systems if s.stage == stage)
+        return systems
 
     def spatial_tables(self) -> list[Table]:
         return [t for t in self.tables.values()
@@ -182,12 +192,16 @@ class World:
                 if t.fields[f].halo is Halo.FORWARD:
                     stale.add((tname, f))
 
-    def _apply_batch(self, ops: list[tuple[str, str, str]]) -> None:
-        """Run halo operations, one message per verb and table (fields batched)."""
+    @staticmethod
+    def _batches(ops: list[tuple[str, str, str]]) -> list[tuple[str, str, list[str]]]:
+        """Group halo operations into one message per verb and table (fields batched)."""
         batches: dict[tuple[str, str], list[str]] = {}
         for verb, tname, f in ops:
             batches.setdefault((verb, tname), []).append(f)
-        for (verb, tname), names in batches.items():
+        return [(verb, tname, names) for (verb, tname), names in batches.items()]
+
+    def _apply_batches(self, batches: list[tuple[str, str, list[str]]]) -> None:
+        for verb, tname, names in batches:
             t = self.tables[tname]
             t0 = _time.perf_counter()
             if verb == "forward":
@@ -199,14 +213,41 @@ class World:
                     t.with_ghosts(f)[...] = 0
             self.timers[f"halo:{verb}"] += _time.perf_counter() - t0
 
-    def _run_system(self, s: System) -> None:
-        ops = self._halo_ops_before(s, self._stale, self._pending_reverse, self._zeroed)
-        if ops:
-            self._apply_batch(ops)
-        t0 = _time.perf_counter()
-        s.run(self)
-        self.timers[s.name] += _time.perf_counter() - t0
-        self._mark_written(s, self._stale)
+    def _apply_batch(self, ops: list[tuple[str, str, str]]) -> None:
+        """Run halo operations, one message per verb and table (fields batched)."""
+        self._apply_batches(self._batches(ops))
+
+    def _compile(self, systems: tuple) -> tuple:
+        """The halo operations before each of `systems`, from the current halo state.
+
+        Returns ([(system, its timer name, its batched halo ops)], stale, pending, zeroed
+        after the last system). The result depends only on the systems and the
+        state at the start, so ``_run_systems`` memoises it: in the steady state a
+        step replays a few compiled runs instead of re-deriving them.
+        """
+        stale, pending, zeroed = set(self._stale), set(self._pending_reverse), set(self._zeroed)
+        runs = []
+        for s in systems:
+            ops = self._halo_ops_before(s, stale, pending, zeroed)
+            self._mark_written(s, stale)
+            runs.append((s, s.name, self._batches(ops)))
+        return runs, frozenset(stale), frozenset(pending), frozenset(zeroed)
+
+    def _run_systems(self, systems: tuple) -> None:
+        """Run `systems` in order, each after the halo operations its declarations need."""
+        key = (systems, self._stale, self._pending_reverse, self._zeroed)
+        program = self._programs.get(key)
+        if program is None:
+            program = self._programs[key] = self._compile(systems)
+        runs, self._stale, self._pending_reverse, self._zeroed = program
+        timers = self.timers
+        for s, name, batches in runs:
+            if batches:
+                self._apply_batches(batches)
+            t0 = _time.perf_counter()
+            s.run(self)
+            timers[name] += _time.perf_counter() - t0
+
 
     def anchored_tables(self, table: Table) -> list[Table]:
         return [t for t in self.tables.values() if t.anchor and t.anchor[0] == table.name]
@@ -217,12 +258,11 @@ class World:
             pending = sorted(p for p in self._pending_reverse if p[0] == t.name)
             if pending:
                 self._apply_batch([("reverse",) + op for op in pending])
-                self._pending_reverse.difference_update(pending)
+                self._pending_reverse = self._pending_reverse.difference(pending)
             self.domain.rebuild(t, self.anchored_tables(t), initial=initial)
-            self._stale = {p for p in self._stale if p[0] != t.name}
+            self._stale = frozenset(p for p in self._stale if p[0] != t.name)
         self.timers["domain:rebuild"] += _time.perf_counter() - t0
-        for s in self.systems_in(Stage.NEIGHBORS):
-            self._run_system(s)
+        self._run_systems(self.systems_in(Stage.NEIGHBORS))
         # tables anchored to particles (per-pair data) get ghost rows once they are rebuilt,
         # if some system reads their ghosts or accumulates into them
         needed = {t for s in self.systems for decl in (s.reads_ghosts, s.accumulates) for t in decl}
@@ -230,13 +270,12 @@ class World:
             for dep in self.anchored_tables(t):
                 if dep.name in needed:
                     self.domain.rebuild_anchored_ghosts(t, dep)
-                    self._stale = {p for p in self._stale if p[0] != dep.name}
+                    self._stale = frozenset(p for p in self._stale if p[0] != dep.name)
         self.rebuilt_this_step = True
 
     def _forces(self) -> None:
-        self._zeroed = set()
-        for s in self.systems_in(Stage.FORCES):
-            self._run_system(s)
+        self._zeroed = frozenset()
+        self._run_systems(self.systems_in(Stage.FORCES))
 
     # ------------------------------------------------------------------ run
     def prepare(self) -> None:
@@ -280,14 +319,15 @@ class World:
 
     def mark_restarted(self) -> None:
         """State was loaded from a checkpoint: ghosts and forces are current, nothing pending."""
-        self._stale = set()
-        self._pending_reverse = set()
+        self._stale = frozenset()
+        self._pending_reverse = frozenset()
         self._is_setup = True
 
     def _output(self) -> None:
-        for s in self.systems_in(Stage.OUTPUT):
-            if self.step % max(int(s.every), 1) == 0:
-                self._run_system(s)
+        due = tuple(s for s in self.systems_in(Stage.OUTPUT)
+                    if self.step % max(int(s.every), 1) == 0)
+        if due:
+            self._run_systems(due)
 
     def step_once(self) -> None:
         """Advance one time step (module docstring gives the order)."""
@@ -295,8 +335,7 @@ class World:
             self.setup()
         self.step += 1
         self.rebuilt_this_step = False
-        for s in self.systems_in(Stage.INTEGRATE_FIRST):
-            self._run_system(s)
+        self._run_systems(self.systems_in(Stage.INTEGRATE_FIRST))
         t0 = _time.perf_counter()
         rebuild = any([self.domain.needs_rebuild(t) for t in self.spatial_tables()])
         stop = self._kill.signal or 0 if self._kill is not None else 0
@@ -308,8 +347,7 @@ class World:
         if rebuild:
             self._rebuild_domain()
         self._forces()
-        for s in self.systems_in(Stage.INTEGRATE_SECOND):
-            self._run_system(s)
+        self._run_systems(self.systems_in(Stage.INTEGRATE_SECOND))
         self.time += self.dt
         self._output()
         self._flush_reverse()
@@ -318,7 +356,7 @@ class World:
         """Reduce accumulators nobody has read yet, so owners hold complete values between steps."""
         if self._pending_reverse:
             self._apply_batch([("reverse",) + op for op in sorted(self._pending_reverse)])
-            self._pending_reverse.clear()
+            self._pending_reverse = frozenset()
 
     def run(self, steps: int) -> None:
         """Advance `steps` time steps (sets up first if needed).

@@ -171,6 +171,42 @@ def test_undeclared_ghost_read_sees_stale_values(rng):
     assert max(reader.errors[1:]) > 0.0
 
 
+class RewriteTemperatureLate(WriteTemperature):
+    """Writes the field again after the force readers: an OUTPUT reader needs a new forward."""
+
+    stage = Stage.INTEGRATE_SECOND
+
+    def run(self, world):
+        p = world.particles
+        p.temperature[:] = 1000.0 * world.step + p.gid + 0.5
+
+
+class OutputReadTemperatureGhosts(ReadTemperatureGhosts):
+    stage = Stage.OUTPUT
+
+    def __init__(self, every):
+        super().__init__()
+        self.every = every
+
+
+def test_replayed_schedules_stay_correct_when_output_runs_only_some_steps(rng):
+    # steps alternate between two compiled runs (with and without the output system); each
+    # replay must still forward the field before every ghost read, and a system added later
+    # must get its own operations
+    world = periodic_world(rng)
+    world.particles.add_field(Field("temperature", np.float64, (), Halo.FORWARD, -1.0))
+    world.add_system(WriteTemperature())
+    forces_reader = world.add_system(ReadTemperatureGhosts())
+    world.add_system(RewriteTemperatureLate())
+    output_reader = world.add_system(OutputReadTemperatureGhosts(every=3))
+    world.run(7)
+    late_reader = world.add_system(OutputReadTemperatureGhosts(every=2))
+    world.run(4)
+    assert len(forces_reader.errors) == 12 and max(forces_reader.errors) == 0.0
+    assert len(output_reader.errors) == 1 + 11 // 3 and max(output_reader.errors) == 0.0
+    assert len(late_reader.errors) == 2 and max(late_reader.errors) == 0.0
+
+
 class GhostOnlyForce(Probe):
     """Accumulates 1 into the x force of every ghost row and nothing into owned rows."""
 
