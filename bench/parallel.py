@@ -15,6 +15,7 @@ the parent prints particle-steps per second, parallel efficiency
     python bench/parallel.py                 # about 5 minutes
     python bench/parallel.py --quick         # a quarter of the steps
     python bench/parallel.py --json out.json
+    python bench/parallel.py --profile       # also ms per step by system and halo operation, per rank
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
         raise SystemExit(f"unknown problem {problem}")
     world.setup()
     world.run(warmup)
+    world.timers.clear()
     world.comm.barrier()
     t0 = time.perf_counter()
     world.run(steps)
@@ -62,7 +64,9 @@ def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
     n = world.comm.sum(world.particles.n_owned)
     result = {"problem": problem, "ranks": world.comm.size, "particles": int(n), "steps": steps,
               "seconds": elapsed, "rate": n * steps / elapsed,
-              "dims": [int(d) for d in world.domain.decomposition.dims]}
+              "dims": [int(d) for d in world.domain.decomposition.dims],
+              "ms_per_step_by_rank": world.comm.allgather_object(
+                  {k: 1e3 * v / max(steps, 1) for k, v in world.timers.items()})}
     if problem == "pour":
         rec = world.diagnostics
         ratios = [r["max_particles_per_rank"] * world.comm.size / r["particles"] for r in rec]
@@ -71,6 +75,17 @@ def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
         result["balances"] = world.domain.decomposition.balance_count
     if world.comm.rank == 0:
         print_result(result)
+
+
+def print_profile(problem: str, runs: list[dict]) -> None:
+    """ms per step of each timer, one column per (ranks, rank): where the parallel time goes."""
+    columns = [(r["ranks"], k, t) for r in runs for k, t in enumerate(r["ms_per_step_by_rank"])]
+    keys = sorted({key for _, _, t in columns for key in t},
+                  key=lambda key: -max(t.get(key, 0.0) for _, _, t in columns))
+    print(f"  {problem}: ms per step   " + " ".join(f"{f'{n}r/rank {k}':>12s}" for n, k, _ in columns))
+    for key in keys:
+        print(f"  {key:40s}" + " ".join(f"{t.get(key, 0.0):12.3f}" for _, _, t in columns))
+    print(f"  {'sum of the timers':40s}" + " ".join(f"{sum(t.values()):12.3f}" for _, _, t in columns))
 
 
 def launch(ranks: int, problem: str, steps: int, warmup: int, extra=()) -> dict:
@@ -86,6 +101,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--profile", action="store_true",
+                    help="print ms per step by system and halo operation on each rank")
     args, extra = ap.parse_known_args(argv)
     if args.worker:
         worker(args.worker, args.steps, args.warmup, extra)
@@ -104,6 +121,8 @@ def main(argv=None) -> int:
             results.append(r)
             print(f"{problem:8s} {ranks:5d} {'x'.join(map(str, r['dims'])):>7s} {r['particles']:9d} "
                   f"{steps:6d} {r['rate'] / 1e6:12.2f} {r['efficiency']:10.2f}", flush=True)
+        if args.profile:
+            print_profile(problem, [r for r in results if r["problem"] == problem])
     print("\nload balance, run/pour.py on 2 ranks (box cut in z; ideal max/mean = 1):")
     duration = 0.5 * scale
     for every in (0, 1000):

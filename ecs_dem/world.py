@@ -21,7 +21,9 @@ declarations, sets the ghost width to the largest ``interaction_range`` plus
 the skin, calls every ``System.setup``, rebuilds the domain, runs NEIGHBORS,
 evaluates forces once with ``setup_phase = True`` (contact history is not
 advanced, as in LAMMPS's setup) and runs the OUTPUT systems for step 0.
-``World.describe_schedule()`` prints the resulting plan.
+``World.describe_schedule()`` prints the resulting plan. The operations are
+derived once per (systems, halo state) and replayed on later steps
+(``World._run_systems``).
 """
 from __future__ import annotations
 
@@ -247,7 +249,6 @@ class World:
             t0 = _time.perf_counter()
             s.run(self)
             timers[name] += _time.perf_counter() - t0
-
 
     def anchored_tables(self, table: Table) -> list[Table]:
         return [t for t in self.tables.values() if t.anchor and t.anchor[0] == table.name]
