@@ -110,7 +110,7 @@ class MpiComm(SerialComm):
     Waiting: MPICH (and UCX) busy-poll inside a blocking wait. With more ranks
     on a node than cores, a waiting rank then burns the time slice its partner
     needs to compute, and every message costs a scheduler slice (a step of
-    the chute on 4 ranks over 2 cores took 20 ms instead of 1). So when the
+    the chute on 4 ranks over 2 cores took 21 ms instead of 2). So when the
     node is oversubscribed (detected at start-up; ``ECS_DEM_YIELD=1`` or ``0``
     forces it on or off) the per-step operations (halo exchanges, reductions,
     barriers) are non-blocking and wait by testing and yielding the CPU.

@@ -11,8 +11,8 @@ each block (DESIGN.md, Performance habits):
    rarely taken branch: about 0.5 % of the pairs per step in LAMMPS's chute)
    and the kernel resets the history of those that separated, so the history
    of the many separated pairs is never read. (A separate gap pass through a
-   scratch column cost a third more than this fused loop.)
-3. every full chunk of ``CHUNK`` selected pairs goes through gather (scalar:
+   scratch column cost a quarter more than this fused loop.)
+2. every full chunk of ``CHUNK`` selected pairs goes through gather (scalar:
    separation, velocities, radii, masses, history copied into one contiguous
    scratch column per quantity), compute (the contact law, vectorised: the
    columns sit at compile-time constant offsets ``q * CHUNK`` of one buffer,
