@@ -89,8 +89,9 @@ def measure(world: World, warmup: int, steps: int, repeats: int) -> dict:
     for _ in range(repeats):
         t0 = time.perf_counter()
         world.run(steps)
-        elapsed += time.perf_counter() - t0
-        rates.append(world.particles.n_owned * steps / (time.perf_counter() - t0))
+        seconds = time.perf_counter() - t0
+        elapsed += seconds
+        rates.append(world.particles.n_owned * steps / seconds)
     total_steps = steps * repeats
     return {"particles": world.particles.n_owned, "steps": steps, "repeats": repeats,
             "particle_steps_per_s": float(np.median(rates)), "all": rates,

@@ -55,6 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from worker_result import print_result, run_for_result  # noqa: E402
+from ecs_dem.comm import cores_available  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
@@ -378,7 +379,7 @@ def main(argv=None) -> int:
                                  "median": README_FIGURES[(problem, ranks)] / ranks}
             if "ecs_dem" in row and "LAMMPS" in row:
                 row["ratio"] = row["ecs_dem"]["median"] / row["LAMMPS"]["median"]
-            row["oversubscribed"] = ranks > (os.cpu_count() or 1)
+            row["oversubscribed"] = ranks > cores_available()  # as ecs_dem.comm decides it
             rows.append(row)
     for row in rows:  # parallel efficiency: per-core rate on N ranks / rate on 1 rank
         one = next((r for r in rows if r["problem"] == row["problem"] and r["ranks"] == 1), None)
