@@ -2,7 +2,7 @@
 
 Systems never touch MPI. They call ``world.comm.sum`` / ``max`` / ``min`` for
 global reductions (kinetic energy, wall forces, the rebuild decision). The
-domain uses the neighbour operations (``sendrecv_rows``, ``alltoallv_rows``)
+domain uses the neighbour operations (``exchange_rows``, ``exchange_into``, ``alltoallv_rows``)
 on packed byte matrices. :class:`SerialComm` is the one-rank case, where a
 periodic neighbour is the rank itself; :class:`MpiComm` wraps mpi4py with its
 buffer (upper-case) methods only: no pickle in the time step.
@@ -61,18 +61,9 @@ class SerialComm:
         """Ranks below and above along `axis` (None where there is none)."""
         return (0, 0) if periodic else (None, None)
 
-    def sendrecv_rows(self, send: np.ndarray, dest: int | None, source: int | None,
-                      recv_count: int | None = None) -> np.ndarray:
-        """Send a (m, w) uint8 matrix to `dest`, receive one from `source`.
-
-        `recv_count` (rows) skips the size message when the receiver knows it.
-        """
-        if source is None:
-            return np.empty((0, send.shape[1]), dtype=np.uint8)
-        return send.copy()
-
     def exchange_rows(self, messages) -> list[np.ndarray]:
-        """Several independent sendrecv_rows at once: [(send, dest, source, recv_count)].
+        """Send (m, w) uint8 matrices and receive one per message: [(send, dest, source,
+        recv_count)]; `recv_count` (rows) skips the size message when the receiver knows it.
 
         One rank can only talk to itself: every message with a source comes back.
         """
@@ -206,21 +197,6 @@ class MpiComm(SerialComm):
         lo, hi = self.cart.Shift(axis, 1)
         null = self.MPI.PROC_NULL
         return (None if lo == null else lo), (None if hi == null else hi)
-
-    def sendrecv_rows(self, send, dest, source, recv_count=None):
-        MPI = self.MPI
-        width = send.shape[1]
-        d = MPI.PROC_NULL if dest is None else dest
-        s = MPI.PROC_NULL if source is None else source
-        if recv_count is None:
-            count = np.array([send.shape[0]], dtype=np.int64)
-            other = np.zeros(1, dtype=np.int64)
-            self.world.Sendrecv(count, dest=d, sendtag=11, recvbuf=other, source=s, recvtag=11)
-            recv_count = int(other[0])
-        recv = np.empty((recv_count if source is not None else 0, width), dtype=np.uint8)
-        self.world.Sendrecv(np.ascontiguousarray(send), dest=d, sendtag=12,
-                            recvbuf=recv, source=s, recvtag=12)
-        return recv
 
     def exchange_rows(self, messages):
         """Non-blocking: post every receive and send, then wait for all (buffer methods)."""

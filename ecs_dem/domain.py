@@ -101,6 +101,16 @@ class _FloatHaloPlan:
     ghost_rows: dict  # stage -> its ghost row indices
 
 
+def ghost_fields(table: Table) -> list[str]:
+    """Fields a ghost row carries: FORWARD fields, gid, and (anchored tables) the gid fields
+    of the anchor and of every reference (``ecs_dem.references``)."""
+    extra = {"gid"}
+    if table.anchor:
+        extra.add(table.anchor[1])
+        extra.update(table.references.values())
+    return [f for f, d in table.fields.items() if d.halo is Halo.FORWARD or f in extra]
+
+
 class Domain:
     """Box, decomposition, ghost layers and rebuild bookkeeping for the spatial tables.
 
@@ -239,7 +249,7 @@ class Domain:
         gid_row = table.gid_to_row()
         anchored_dest = []
         for dep in anchored:
-            anchor = dep.column(dep.anchor[1])[:dep.n_owned]
+            anchor = dep.anchor_gids()
             rows = gid_row[anchor] if anchor.size else np.empty(0, dtype=np.int64)
             if np.any(rows < 0):
                 raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
@@ -281,7 +291,7 @@ class Domain:
         dec = self.decomposition
         lo_sub, hi_sub = dec.lo, dec.hi
         L = self.box.length
-        names = [f for f, d in table.fields.items() if d.halo is Halo.FORWARD or f == "gid"]
+        names = ghost_fields(table)
         layout = row_layout(table, names)
         for axis in range(3):
             periodic = self.box.periodic[axis]
@@ -339,9 +349,8 @@ class Domain:
         every row to its anchor's row.
         """
         table.clear_ghosts()
-        anchor_row = anchor_table.gid_to_row()[table.column(table.anchor[1])[:table.n_owned]]
-        names = [f for f, d in table.fields.items()
-                 if d.halo is Halo.FORWARD or f in ("gid", table.anchor[1])]
+        anchor_row = anchor_table.gid_to_row()[table.anchor_gids()]
+        names = ghost_fields(table)
         layout = row_layout(table, names)
         stages: list[_GhostStage] = []
         for pair in self._axis_pairs(anchor_table):
@@ -381,11 +390,19 @@ class Domain:
                 stages.append(_GhostStage(st.axis, rows, st.dest, st.source, st.local, start, count,
                                           np.zeros(3)))
         self._stages[table.name] = stages
-        self._anchor_rows[table.name] = anchor_row
+        self._anchor_rows[table.name] = (table.epoch, anchor_row)
 
-    def anchor_rows(self, table: Table) -> np.ndarray:
-        """Row of the anchor of every owned and ghost row of an anchored table with ghosts."""
-        return self._anchor_rows[table.name]
+    def anchor_rows(self, anchor_table: Table, table: Table) -> np.ndarray:
+        """Local row (in `anchor_table`) of the anchor of every owned and ghost row of `table`.
+
+        Ghost rows exist only after :meth:`rebuild_anchored_ghosts`; without
+        them (or after a structural change, which drops ghosts) the owned rows'
+        anchors are looked up.
+        """
+        stored = self._anchor_rows.get(table.name)
+        if stored is not None and stored[0] == table.epoch:
+            return stored[1]
+        return anchor_table.rows_of(table.anchor_gids())
 
     @staticmethod
     def _copy_local(table: Table, stage: _GhostStage, names) -> None:
@@ -414,22 +431,17 @@ class Domain:
         if plan is not None:
             self._forward_floats(table, names, plan)
             return
-        columns = None
-        layout = row_layout(table, names)
+        layout = row_layout(table, names)  # mixed dtypes: packed byte rows
         for pair in self._axis_pairs(table):
             remote = [st for st in pair if not st.local]
             received = self.comm.exchange_rows(
-                [(self._pack(table, layout, columns, st.send_rows), st.dest, st.source, st.recv_count)
+                [(pack_rows(table, layout, st.send_rows), st.dest, st.source, st.recv_count)
                  for st in remote]) if remote else []
             for st in pair:
                 if st.local:
                     self._copy_local(table, st, names)
                     continue
-                got = received[remote.index(st)]
-                if columns is not None:
-                    hk.scatter_columns(columns, st.recv_start, got.view(np.float64))
-                else:
-                    unpack_rows(table, layout, got, st.recv_start)
+                unpack_rows(table, layout, received[remote.index(st)], st.recv_start)
                 if "position" in names:
                     self._shift_positions(table, st)
 
@@ -439,15 +451,6 @@ class Domain:
         if all(table.fields[n].np_dtype == np.float64 for n in names):
             return tuple(table.column(n).reshape(table.capacity, -1) for n in names)
         return None
-
-    @staticmethod
-    def _pack(table: Table, layout, columns, rows: np.ndarray) -> np.ndarray:
-        if columns is None:
-            return pack_rows(table, layout, rows)
-        width = sum(c.shape[1] for c in columns)
-        packed = np.empty((rows.size, width), dtype=np.float64)
-        hk.gather_columns(columns, rows, packed)
-        return packed.view(np.uint8)
 
     def _float_plan(self, table: Table, names) -> _FloatHaloPlan | None:
         plan = self._plans.get((table.name, names))
@@ -523,13 +526,11 @@ class Domain:
         if plan is not None:
             self._reverse_floats(table, names, plan)
             return
-        columns = None
-        layout = row_layout(table, names)
+        layout = row_layout(table, names)  # mixed dtypes: packed byte rows
         for pair in reversed(self._axis_pairs(table)):
             remote = [st for st in pair if not st.local]
             returned = self.comm.exchange_rows(
-                [(self._pack(table, layout, columns,
-                             np.arange(st.recv_start, st.recv_start + st.recv_count)),
+                [(pack_rows(table, layout, np.arange(st.recv_start, st.recv_start + st.recv_count)),
                   st.source, st.dest, st.send_rows.size) for st in remote]) if remote else []
             for st in pair:
                 if st.local:
@@ -541,12 +542,80 @@ class Domain:
                 for name in names:
                     table.column(name)[st.recv_start:st.recv_start + st.recv_count] = 0
                 got = returned[remote.index(st)]
-                if got.shape[0] == 0:
-                    continue
-                if columns is not None:
-                    hk.scatter_add_columns(columns, st.send_rows, got.view(np.float64))
-                else:
+                if got.shape[0]:
                     add_packed_into(table, layout, got, st.send_rows)
 
-    def has_ghost_stages(self, table: Table) -> bool:
-        return bool(self._stages.get(table.name))
+    # ------------------------------------------------------------ checkpoints
+    def export_state(self, tables: dict) -> tuple[np.ndarray, np.ndarray]:
+        """This rank's ghost stages, anchor rows, rebuild references and counters, flattened.
+
+        With the tables' owned rows and the cut planes this is what a
+        bit-identical continuation on the same rank count needs
+        (``io.checkpoint``); :meth:`restore_state` reads it back. `tables`:
+        the world's tables, in the same order on both sides.
+        """
+        ints: list[int] = [self._checks_since_balance, self.rebuild_count]
+        floats: list[np.ndarray] = []
+        for k, (name, table) in enumerate(tables.items()):
+            stages = self._stages.get(name)
+            if stages is None:
+                continue
+            ints += [k, table.n_ghost, len(stages)]
+            for st in stages:
+                ints += [st.axis, -1 if st.dest is None else st.dest,
+                         -1 if st.source is None else st.source, int(st.local), st.recv_start,
+                         st.recv_count, st.send_rows.size, *st.send_rows.tolist()]
+                floats.append(st.shift)
+            anchor = self._anchor_rows.get(name)
+            anchor = None if anchor is None or anchor[0] != table.epoch else anchor[1]
+            ints += [-1] if anchor is None else [anchor.size, *anchor.tolist()]
+            ref = self._reference.get(name)
+            ints += [-1] if ref is None else [ref.shape[0]]
+            if ref is not None:
+                floats.append(ref.ravel())
+        ints.append(-2)  # end marker
+        return (np.array(ints, dtype=np.int64),
+                np.concatenate(floats) if floats else np.zeros(0))
+
+    def restore_state(self, tables: dict, ints: np.ndarray, floats: np.ndarray) -> None:
+        """Inverse of :meth:`export_state`, after the owned rows were restored in saved order.
+
+        Ghost rows are copies of their sources, so replaying the saved send
+        lists rebuilds them exactly.
+        """
+        names = list(tables)
+        self._checks_since_balance, self.rebuild_count = int(ints[0]), int(ints[1])
+        i, f = 2, 0
+        while ints[i] != -2:
+            table = tables[names[ints[i]]]
+            n_ghost, n_stages = int(ints[i + 1]), int(ints[i + 2])
+            i += 3
+            stages = []
+            for _ in range(n_stages):
+                axis, dest, source, local, start, count, n_send = (int(v) for v in ints[i:i + 7])
+                send = ints[i + 7:i + 7 + n_send].copy()
+                i += 7 + n_send
+                stages.append(_GhostStage(axis, send, None if dest < 0 else dest,
+                                          None if source < 0 else source, bool(local), start,
+                                          count, floats[f:f + 3].copy()))
+                f += 3
+            n_anchor = int(ints[i])
+            i += 1
+            anchor = None
+            if n_anchor >= 0:
+                anchor = ints[i:i + n_anchor].copy()
+                i += n_anchor
+            n_ref = int(ints[i])
+            i += 1
+            table.resize_ghosts(n_ghost)
+            for fname, fd in table.fields.items():
+                if fd.halo is Halo.REVERSE:
+                    table.with_ghosts(fname)[table.n_owned:] = 0
+            self._stages[table.name] = stages
+            self.forward(table, ghost_fields(table))
+            if anchor is not None:
+                self._anchor_rows[table.name] = (table.epoch, anchor)
+            if n_ref >= 0:
+                self._reference[table.name] = floats[f:f + 3 * n_ref].reshape(n_ref, 3).copy()
+                self._epoch[table.name] = table.epoch
+                f += 3 * n_ref

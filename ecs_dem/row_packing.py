@@ -55,22 +55,18 @@ def pack_rows(table, layout, rows: np.ndarray, out: np.ndarray | None = None) ->
     return out
 
 
-def unpack_rows(table, layout, packed: np.ndarray, start: int, add: bool = False) -> None:
-    """Write (or add, for reverse reductions) packed rows into rows start.. of the table."""
+def unpack_rows(table, layout, packed: np.ndarray, start: int) -> None:
+    """Write packed rows into rows start.. of the table."""
     m = packed.shape[0]
     as_f64 = packed.view(np.float64) if packed.shape[1] % 8 == 0 else None
     for name, offset, nbytes in layout:
         f = table.fields[name]
         col = table.column(name)
-        if not add and as_f64 is not None and _is_f64(table, name, offset):
+        if as_f64 is not None and _is_f64(table, name, offset):
             hk.scatter_f64(_as_2d(col), start, as_f64, offset // 8)
             continue
         values = np.ascontiguousarray(packed[:, offset:offset + nbytes]).view(f.np_dtype)
-        values = values.reshape(m, *f.shape)
-        if add:
-            col[start:start + m] += values
-        else:
-            col[start:start + m] = values
+        col[start:start + m] = values.reshape(m, *f.shape)
 
 
 def add_packed_into(table, layout, packed: np.ndarray, rows: np.ndarray) -> None:

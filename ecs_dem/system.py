@@ -13,6 +13,10 @@ reads          fields read on owned rows
 reads_ghosts   fields read on owned *and* ghost rows (FORWARD fields only)
 writes         fields assigned on owned rows
 accumulates    REVERSE fields added into, on owned and ghost rows
+
+and ``builds``, a tuple of table names whose rows the system replaces
+(the neighbour search builds ``pairs``). In debug mode
+(``ecs_dem.declaration_guard``) a system that changes anything else fails.
 """
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ class System:
     reads_ghosts: ClassVar[Declaration] = {}
     writes: ClassVar[Declaration] = {}
     accumulates: ClassVar[Declaration] = {}
+    builds: ClassVar[tuple[str, ...]] = ()
     #: run only on steps divisible by ``every`` (OUTPUT systems); 1 = every step
     every: int = 1
 
@@ -75,4 +80,6 @@ class System:
             if decl:
                 txt = "; ".join(f"{t}.{{{', '.join(f)}}}" for t, f in decl.items())
                 parts.append(f"{label} {txt}")
+        if self.builds:
+            parts.append(f"builds {', '.join(self.builds)}")
         return f"{self.name} [{self.stage.name}] " + " | ".join(parts)

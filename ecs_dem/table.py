@@ -30,6 +30,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from .errors import InputError
+from .gid_lookup import GidLookup
 
 _PAGE = 4096
 _STAGGER = 320  # bytes between column start offsets within a page (5 cache lines)
@@ -97,14 +98,23 @@ class Table:
         Initial number of rows allocated.
     anchor : (table, field), optional
         The rows of this table belong with the row of ``table`` whose gid is
-        in ``field`` (per-pair history with its lower-gid particle, a spring
-        with its first vertex): they migrate together between ranks.
+        in ``field`` (per-pair data with its lower-gid particle, a spring
+        with its first vertex; for a field of shape (k,), its first entry):
+        they migrate together between ranks.
+    references : {row field: gid field}, optional
+        Local-row fields that the engine keeps equal to the row, in the
+        anchor's table, of the gid in the named gid field (same shape; int32
+        or int64): for owned rows and ghost rows alike, the image nearest to
+        the row's anchor (``ecs_dem.references``). ``pairs`` declares
+        ``{"i": "gid_i", "j": "gid_j"}``, a triangle ``{"rows": "vertices"}``.
     """
 
     def __init__(self, name: str, fields: Iterable[Field], capacity: int = 64,
-                 anchor: tuple[str, str] | None = None):
+                 anchor: tuple[str, str] | None = None,
+                 references: Mapping[str, str] | None = None):
         self.name = name
         self.anchor = anchor
+        self.references = dict(references or {})
         self._columns: dict[str, _Column] = {}
         self._fields: dict[str, Field] = {}
         self._fields_view = MappingProxyType(self._fields)
@@ -115,9 +125,27 @@ class Table:
         self.next_gid = 0
         self._gid_map: np.ndarray | None = None
         self._gid_map_epoch = -1
+        self._lookup: GidLookup | None = None
+        self._lookup_key = None
         self.add_field(GID)
         for f in fields:
             self.add_field(f)
+        self._check_references()
+
+    def _check_references(self) -> None:
+        if self.references and not self.anchor:
+            raise InputError(f"table '{self.name}': references need an anchor table")
+        if self.anchor and self.anchor[1] not in self._fields:
+            raise InputError(f"table '{self.name}': anchor field '{self.anchor[1]}' is not a field")
+        for row_field, gid_field in self.references.items():
+            for name in (row_field, gid_field):
+                if name not in self._fields:
+                    raise InputError(f"table '{self.name}': reference field '{name}' is not declared")
+            r, g = self._fields[row_field], self._fields[gid_field]
+            if r.shape != g.shape or r.np_dtype.kind != "i" or g.np_dtype != np.int64:
+                raise InputError(
+                    f"table '{self.name}': reference '{row_field}' -> '{gid_field}' needs an integer "
+                    "row field of the same shape as its int64 gid field")
 
     # ------------------------------------------------------------------ schema
     @property
@@ -286,29 +314,49 @@ class Table:
     def gid_to_row(self) -> np.ndarray:
         """Dense map gid -> owned row (-1 where the gid is not owned here).
 
-        Rebuilt after every structural change; ghosts are not in it, so a gid
-        always maps to the row that owns it.
+        For tables whose gids are compact (0..N-1, as particles): an array as
+        long as the largest gid. Rebuilt after every structural change;
+        ghosts are not in it. For any table, and for ghost rows, use
+        :meth:`lookup`.
         """
         if self._gid_map_epoch != self.epoch or self._gid_map is None:
             gids = self.gid
             size = int(gids.max()) + 1 if gids.size else 0
             size = max(size, self.next_gid)
+            if size > 8 * gids.size + 1024:
+                raise InputError(f"table '{self.name}': gids are too sparse for a dense map "
+                                 f"(largest gid {size - 1}); use table.lookup()")
             m = np.full(size, -1, dtype=np.int64)
             m[gids] = np.arange(gids.size, dtype=np.int64)
             self._gid_map = m
             self._gid_map_epoch = self.epoch
         return self._gid_map
 
+    def lookup(self) -> GidLookup:
+        """Local rows of gids over owned and ghost rows (``ecs_dem.gid_lookup``).
+
+        Cached per structural epoch: ghost rows are rebuilt (and their gids
+        written) only by structural operations.
+        """
+        key = (self.epoch, self.n_owned, self.n_ghost)
+        if self._lookup is None or self._lookup_key != key:
+            self._lookup = GidLookup(self.with_ghosts("gid"), self.n_owned)
+            self._lookup_key = key
+        return self._lookup
+
     def rows_of(self, gids: np.ndarray) -> np.ndarray:
         """Owned rows of the given gids; raises if a gid is not owned here."""
         gids = np.asarray(gids, dtype=np.int64)
-        m = self.gid_to_row()
-        bad = (gids < 0) | (gids >= m.size)
-        rows = np.where(bad, -1, m[np.clip(gids, 0, max(m.size - 1, 0))]) if m.size else np.full(gids.shape, -1)
+        rows = self.lookup().rows(gids, owned_only=True)
         if np.any(rows < 0):
             missing = gids[rows < 0][:5]
             raise InputError(f"table '{self.name}': gid(s) {missing.tolist()} not found")
         return rows
+
+    def anchor_gids(self, n: int | None = None) -> np.ndarray:
+        """Gids of the anchors of the first `n` rows (default: owned rows)."""
+        col = self.column(self.anchor[1])[: self.n_owned if n is None else n]
+        return col if col.ndim == 1 else col[:, 0]
 
     def describe(self) -> str:
         lines = [f"table {self.name}: {self.n_owned} owned, {self.n_ghost} ghost, capacity {self.capacity}"]

@@ -1,13 +1,16 @@
 """The World: tables, the domain, time, and the scheduler that runs systems.
 
-One time step (``World.step``), with the halo operations the scheduler
+One time step (``World.step_once``), with the halo operations the scheduler
 inserts from the systems' declarations::
 
     step += 1
     INTEGRATE_FIRST systems            half kick + drift (owned rows)
-    domain: if some row moved > skin/2 since the last rebuild (or NaN: error)
-        reverse pending accumulators, wrap periodic positions, sort by cell,
-        rebuild ghost rows, run NEIGHBORS systems
+    domain: if some row moved > skin/2 since the last rebuild (or NaN: error),
+        or an anchored table changed structurally:
+        reverse pending accumulators, wrap periodic positions, migrate, sort
+        by cell, rebuild ghost rows, run NEIGHBORS systems, build ghost rows
+        of anchored tables whose ghosts a system uses, resolve their row
+        references (``ecs_dem.references``)
     FORCES systems                     before each: forward stale FORWARD fields
                                        it reads on ghosts; zero a REVERSE field
                                        before its first accumulation this step
@@ -15,29 +18,50 @@ inserts from the systems' declarations::
                                        it reads on owners
     time += dt
     OUTPUT systems whose ``every`` divides the step
+    end of step: reverse accumulators nobody has read yet
 
-``World.setup`` (run once, implicitly by the first ``run``) validates the
+``World.setup`` (run once, implicitly by the first ``run``) calls every
+``System.setup`` (a system may add others there), validates the
 declarations, sets the ghost width to the largest ``interaction_range`` plus
-the skin, calls every ``System.setup``, rebuilds the domain, runs NEIGHBORS,
-evaluates forces once with ``setup_phase = True`` (contact history is not
-advanced, as in LAMMPS's setup) and runs the OUTPUT systems for step 0.
-``World.describe_schedule()`` prints the resulting plan. The operations are
-derived once per (systems, halo state) and replayed on later steps
-(``World._run_systems``).
+the skin, rebuilds the domain, evaluates forces once with
+``setup_phase = True`` (contact history is not advanced, as in LAMMPS's
+setup) and runs the OUTPUT systems for step 0.
+
+The halo operations of a run of systems depend only on the systems and the
+halo state before them (stale, pending and zeroed fields): ``_compile``
+derives them, ``_run_systems`` memoises and replays them, and
+``describe_schedule`` prints the same compiled plan.
 """
 from __future__ import annotations
 
 import time as _time
 from collections import defaultdict
+from typing import NamedTuple
 
 import numpy as np
 
 from .comm import default_comm
-from .soft_kill import SoftKill
+from .declaration_guard import DeclarationGuard, debug_from_environment
 from .domain import Box, Domain
 from .errors import InputError
+from .references import incidence, resolve_references
+from .soft_kill import SoftKill
 from .system import Stage, System
 from .table import Halo, Table
+
+
+class HaloState(NamedTuple):
+    """Halo state between systems, as frozen sets of (table, field).
+
+    stale: FORWARD fields whose ghost rows lag their owners; pending: REVERSE
+    fields with ghost contributions not yet summed into owners; zeroed:
+    REVERSE fields zeroed in this force pass. Hashable: it keys the memo of
+    compiled runs.
+    """
+
+    stale: frozenset = frozenset()
+    pending: frozenset = frozenset()
+    zeroed: frozenset = frozenset()
 
 
 class World:
@@ -62,10 +86,16 @@ class World:
         particles per rank at the first rebuild after this many steps (0: never).
     seed : int
         Seed of ``world.rng`` (saved in checkpoints).
+    debug : bool, optional
+        Check every system against its declarations
+        (``ecs_dem.declaration_guard``); default from ``ECS_DEM_DEBUG``.
+
+    A World's attributes are the engine's: setting a new one is an error
+    (keep a system's state on the system).
     """
 
     def __init__(self, box: Box, dt: float, skin: float = 0.0, comm=None, sort: bool = True,
-                 balance_every: int = 1000, seed: int = 0):
+                 balance_every: int = 1000, seed: int = 0, debug: bool | None = None):
         if not (dt > 0 and np.isfinite(dt)):
             raise InputError(f"time step dt must be positive and finite (got {dt})")
         self.box = box
@@ -77,24 +107,32 @@ class World:
         self.systems: list[System] = []
         self.step = 0
         self.time = 0.0
+        self.first_step = 0  # step the current run started from (0, or a checkpoint's)
         self.setup_phase = False
         self.rebuilt_this_step = False
         self.timers: dict[str, float] = defaultdict(float)
-        self._is_setup = False
-        self._is_prepared = False
         self.stop_requested = None  # signal number that stopped the last run (soft kill)
         self.run_end_step = None  # last step of the current run (progress, ETA)
+        self.rng = np.random.default_rng(seed)  # for systems that need randomness; checkpointed
+        self.debug = debug_from_environment() if debug is None else bool(debug)
+        self._guard = DeclarationGuard(self.tables) if self.debug else None
+        self._is_setup = False
+        self._is_prepared = False
         self._kill = None  # the SoftKill of the current run
         self._stop_signal = 0
-        self.rng = np.random.default_rng(seed)  # for systems that need randomness; checkpointed
-        # halo state between systems, as (table, field) pairs: FORWARD fields whose ghosts are
-        # stale, REVERSE fields with ghost contributions not yet summed, REVERSE fields zeroed
-        # in this force pass. Frozen sets: they key the memo of compiled system runs.
-        self._stale: frozenset = frozenset()
-        self._pending_reverse: frozenset = frozenset()
-        self._zeroed: frozenset = frozenset()
+        self._halo = HaloState()
         self._programs: dict = {}
         self._by_stage: dict = {}
+        self._resolved: dict[str, tuple[int, int]] = {}  # anchored table -> (its, anchor's epoch)
+        self._incidence: dict[str, tuple] = {}
+        self._frozen = True
+
+    def __setattr__(self, name, value):
+        if self.__dict__.get("_frozen") and name not in self.__dict__:
+            raise AttributeError(
+                f"World has no attribute '{name}': a system keeps its own state (World "
+                "attributes belong to the engine)")
+        object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------- building
     @property
@@ -104,6 +142,9 @@ class World:
     def add_table(self, table: Table) -> Table:
         if table.name in self.tables:
             raise InputError(f"world already has a table named '{table.name}'")
+        if table.anchor and table.anchor[0] not in self.tables:
+            raise InputError(f"table '{table.name}' is anchored to '{table.anchor[0]}', which the "
+                             "world does not have yet: add that table first")
         self.tables[table.name] = table
         return table
 
@@ -122,13 +163,17 @@ class World:
     def add_system(self, system: System) -> System:
         if not isinstance(system, System):
             raise InputError(f"{system!r} is not an ecs_dem System")
-        if self._is_setup:
+        if self._is_prepared:
             system.setup(self)
             self._validate(system)
         self.systems.append(system)
         self._by_stage = {}
         self._programs = {}
         return system
+
+    def has_system(self, kind: type) -> bool:
+        """Whether a system of this class (or a subclass) is in the world."""
+        return any(isinstance(s, kind) for s in self.systems)
 
     def systems_in(self, stage: Stage) -> tuple[System, ...]:
         systems = self._by_stage.get(stage)
@@ -139,6 +184,42 @@ class World:
     def spatial_tables(self) -> list[Table]:
         return [t for t in self.tables.values()
                 if t.has_field("position") and t.fields["position"].shape == (3,)]
+
+    def anchored_tables(self, table: Table) -> list[Table]:
+        return [t for t in self.tables.values() if t.anchor and t.anchor[0] == table.name]
+
+    # ------------------------------------------------------ element lookups
+    def incident_rows(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """For every row of the anchor table (owned and ghost), the rows of table `name` that
+        refer to it: CSR ``(start, items)`` (``ecs_dem.references.incidence``).
+
+        The pairs of particle row r are ``items[start[r]:start[r + 1]]``, owned
+        and ghost pair rows alike. Cached until either table changes structurally.
+        """
+        table = self.table(name)
+        if not table.references:
+            raise InputError(f"table '{name}' declares no references to another table's rows")
+        anchor = self.table(table.anchor[0])
+        key = (table.epoch, anchor.epoch)
+        cached = self._incidence.get(name)
+        if cached is None or cached[0] != key:
+            cached = self._incidence[name] = (key, incidence(table, anchor.n))
+        return cached[1]
+
+    def _resolve_references(self, anchor: Table, table: Table, built: bool = False) -> None:
+        """Row fields of `table`; `built`: its owned rows were just written by their builder."""
+        first = table.n_owned if built else 0
+        if table.references and first < table.n:
+            rows = self.domain.anchor_rows(anchor, table)
+            resolve_references(anchor, table, rows, self.domain.ghost_width, first)
+        self._resolved[table.name] = (table.epoch, anchor.epoch)
+
+    def _references_stale(self) -> bool:
+        """An anchored table changed structurally since its references were resolved."""
+        for t in self.tables.values():
+            if t.anchor and self._resolved.get(t.name) != (t.epoch, self.tables[t.anchor[0]].epoch):
+                return True
+        return False
 
     # ----------------------------------------------------------- validation
     def _validate(self, s: System) -> None:
@@ -163,6 +244,10 @@ class World:
                         raise InputError(
                             f"system {s.name} accumulates into '{tname}.{f}', whose halo policy "
                             f"is {halo.value}: only REVERSE fields can be accumulated")
+        for tname in s.builds:
+            if tname not in self.tables:
+                raise InputError(f"system {s.name} builds table '{tname}', which the world does "
+                                 f"not have; tables: {sorted(self.tables)}")
 
     # ------------------------------------------------------------ scheduling
     def _halo_ops_before(self, s: System, stale, pending, zeroed) -> list[tuple[str, str, str]]:
@@ -215,80 +300,114 @@ class World:
                     t.with_ghosts(f)[...] = 0
             self.timers[f"halo:{verb}"] += _time.perf_counter() - t0
 
-    def _apply_batch(self, ops: list[tuple[str, str, str]]) -> None:
-        """Run halo operations, one message per verb and table (fields batched)."""
-        self._apply_batches(self._batches(ops))
+    def _compile(self, systems: tuple, state: HaloState) -> tuple[list, HaloState]:
+        """The halo operations before each of `systems`, starting from `state`.
 
-    def _compile(self, systems: tuple) -> tuple:
-        """The halo operations before each of `systems`, from the current halo state.
-
-        Returns ([(system, its timer name, its batched halo ops)], stale, pending, zeroed
-        after the last system). The result depends only on the systems and the
-        state at the start, so ``_run_systems`` memoises it: in the steady state a
-        step replays a few compiled runs instead of re-deriving them.
+        Returns ([(system, its timer name, its batched halo ops)], the state
+        after the last system). A pure function of its arguments:
+        ``_run_systems`` memoises it, ``describe_schedule`` prints it.
         """
-        stale, pending, zeroed = set(self._stale), set(self._pending_reverse), set(self._zeroed)
+        stale, pending, zeroed = set(state.stale), set(state.pending), set(state.zeroed)
         runs = []
         for s in systems:
             ops = self._halo_ops_before(s, stale, pending, zeroed)
             self._mark_written(s, stale)
             runs.append((s, s.name, self._batches(ops)))
-        return runs, frozenset(stale), frozenset(pending), frozenset(zeroed)
+        return runs, HaloState(frozenset(stale), frozenset(pending), frozenset(zeroed))
 
     def _run_systems(self, systems: tuple) -> None:
         """Run `systems` in order, each after the halo operations its declarations need."""
-        key = (systems, self._stale, self._pending_reverse, self._zeroed)
+        key = (systems, self._halo)
         program = self._programs.get(key)
         if program is None:
-            program = self._programs[key] = self._compile(systems)
-        runs, self._stale, self._pending_reverse, self._zeroed = program
+            program = self._programs[key] = self._compile(systems, self._halo)
+        runs, self._halo = program
         timers = self.timers
+        guard = self._guard
         for s, name, batches in runs:
             if batches:
                 self._apply_batches(batches)
             t0 = _time.perf_counter()
-            s.run(self)
+            if guard is None:
+                s.run(self)
+            else:
+                saved = guard.before(s)
+                s.run(self)
+                guard.after(s, saved)
             timers[name] += _time.perf_counter() - t0
 
-    def anchored_tables(self, table: Table) -> list[Table]:
-        return [t for t in self.tables.values() if t.anchor and t.anchor[0] == table.name]
+    # ------------------------------------------------------ the step's phases
+    def _ghost_users(self) -> set[str]:
+        """Anchored tables whose ghost rows some system reads or accumulates into."""
+        return {t for s in self.systems for decl in (s.reads_ghosts, s.accumulates) for t in decl}
+
+    def _state_after_rebuild(self, state: HaloState) -> HaloState:
+        """A rebuild first reverses everything pending, then refreshes every ghost row of the
+        spatial tables and of the anchored tables that get ghosts."""
+        users = self._ghost_users()
+        rebuilt = {t.name for t in self.spatial_tables()}
+        rebuilt |= {d.name for t in self.spatial_tables() for d in self.anchored_tables(t)
+                    if d.name in users}
+        return HaloState(frozenset(p for p in state.stale if p[0] not in rebuilt),
+                         frozenset(), state.zeroed)
 
     def _rebuild_domain(self, initial: bool = False) -> None:
         t0 = _time.perf_counter()
-        for t in self.spatial_tables():
-            pending = sorted(p for p in self._pending_reverse if p[0] == t.name)
-            if pending:
-                self._apply_batch([("reverse",) + op for op in pending])
-                self._pending_reverse = self._pending_reverse.difference(pending)
+        self._flush_reverse()  # ghost rows are about to be replaced
+        spatial = self.spatial_tables()
+        for t in spatial:
             self.domain.rebuild(t, self.anchored_tables(t), initial=initial)
-            self._stale = frozenset(p for p in self._stale if p[0] != t.name)
         self.timers["domain:rebuild"] += _time.perf_counter() - t0
+        # NEIGHBORS systems run on fresh ghosts of the spatial tables
+        names = {t.name for t in spatial}
+        self._halo = self._halo._replace(
+            stale=frozenset(p for p in self._halo.stale if p[0] not in names))
         self._run_systems(self.systems_in(Stage.NEIGHBORS))
-        # tables anchored to particles (per-pair data) get ghost rows once they are rebuilt,
-        # if some system reads their ghosts or accumulates into them
-        needed = {t for s in self.systems for decl in (s.reads_ghosts, s.accumulates) for t in decl}
-        for t in self.spatial_tables():
+        t0 = _time.perf_counter()
+        users = self._ghost_users()
+        built = {name for s in self.systems_in(Stage.NEIGHBORS) for name in s.builds}
+        for t in spatial:
             for dep in self.anchored_tables(t):
-                if dep.name in needed:
+                if dep.name in users:
                     self.domain.rebuild_anchored_ghosts(t, dep)
-                    self._stale = frozenset(p for p in self._stale if p[0] != dep.name)
+                self._resolve_references(t, dep, built=dep.name in built)
+        self._halo = self._state_after_rebuild(self._halo)
+        self.timers["domain:rebuild"] += _time.perf_counter() - t0
         self.rebuilt_this_step = True
 
     def _forces(self) -> None:
-        self._zeroed = frozenset()
+        self._halo = self._halo._replace(zeroed=frozenset())
         self._run_systems(self.systems_in(Stage.FORCES))
+
+    def _output(self) -> None:
+        due = tuple(s for s in self.systems_in(Stage.OUTPUT)
+                    if self.step % max(int(s.every), 1) == 0)
+        if due:
+            self._run_systems(due)
+
+    def _flush_reverse(self) -> None:
+        """Reduce accumulators nobody has read yet, so owners hold complete values between steps."""
+        if self._halo.pending:
+            self._apply_batches(self._batches([("reverse",) + op
+                                               for op in sorted(self._halo.pending)]))
+            self._halo = self._halo._replace(pending=frozenset())
 
     # ------------------------------------------------------------------ run
     def prepare(self) -> None:
         """First half of set-up: system set-up, validation, ghost width (no data moves).
 
         ``setup`` continues from here for a fresh run; ``io.checkpoint.restart``
-        continues from here by loading the saved state instead.
+        continues from here by loading the saved state instead. A system may
+        add further systems in its ``setup``; they are set up in turn.
         """
         if self._is_prepared:
             return
-        for s in self.systems:
-            s.setup(self)
+        done: set[int] = set()
+        while len(done) < len(self.systems):
+            for s in list(self.systems):
+                if id(s) not in done:
+                    done.add(id(s))
+                    s.setup(self)
         for s in self.systems:
             self._validate(s)
         ranges = [float(s.interaction_range(self)) for s in self.systems]
@@ -319,16 +438,16 @@ class World:
         self._flush_reverse()
 
     def mark_restarted(self) -> None:
-        """State was loaded from a checkpoint: ghosts and forces are current, nothing pending."""
-        self._stale = frozenset()
-        self._pending_reverse = frozenset()
-        self._is_setup = True
+        """State was loaded from a checkpoint: ghosts and forces are current, nothing pending.
 
-    def _output(self) -> None:
-        due = tuple(s for s in self.systems_in(Stage.OUTPUT)
-                    if self.step % max(int(s.every), 1) == 0)
-        if due:
-            self._run_systems(due)
+        Row references of anchored tables are resolved anew (ghost element rows
+        were rebuilt by replaying the saved send lists).
+        """
+        for t in self.spatial_tables():
+            for dep in self.anchored_tables(t):
+                self._resolve_references(t, dep)
+        self._halo = HaloState()
+        self._is_setup = True
 
     def step_once(self) -> None:
         """Advance one time step (module docstring gives the order)."""
@@ -339,6 +458,7 @@ class World:
         self._run_systems(self.systems_in(Stage.INTEGRATE_FIRST))
         t0 = _time.perf_counter()
         rebuild = any([self.domain.needs_rebuild(t) for t in self.spatial_tables()])
+        rebuild = rebuild or self._references_stale()
         stop = self._kill.signal or 0 if self._kill is not None else 0
         if self.comm.size > 1:  # one reduction answers both: rebuild anywhere? stop anywhere?
             agreed = self.comm.max(np.array([int(rebuild), stop], dtype=np.float64))
@@ -352,12 +472,6 @@ class World:
         self.time += self.dt
         self._output()
         self._flush_reverse()
-
-    def _flush_reverse(self) -> None:
-        """Reduce accumulators nobody has read yet, so owners hold complete values between steps."""
-        if self._pending_reverse:
-            self._apply_batch([("reverse",) + op for op in sorted(self._pending_reverse)])
-            self._pending_reverse = frozenset()
 
     def run(self, steps: int) -> None:
         """Advance `steps` time steps (sets up first if needed).
@@ -386,30 +500,40 @@ class World:
 
     # ------------------------------------------------------------- reporting
     def describe_schedule(self) -> str:
-        """The per-step plan: systems in order with the halo operations inserted."""
-        lines = ["one time step:"]
-        stale = {(t.name, f) for t in self.spatial_tables() for f, fd in t.fields.items()
-                 if fd.halo is Halo.FORWARD}
-        pending: set = set()
-        for _pass in range(2):  # second pass shows the steady state
-            lines = ["one time step (steady state):"] if _pass else lines
-            zeroed: set = set()
-            for stage in Stage:
-                if stage == Stage.NEIGHBORS:
-                    lines.append("  domain: if a row moved > skin/2: wrap, migrate, sort, rebuild ghosts "
-                                 "(every forward field fresh), then:")
-                for s in self.systems_in(stage):
-                    if stage == Stage.NEIGHBORS:  # runs only right after a rebuild
-                        lines.append(f"    {s.describe()}")
-                        continue
-                    for verb, tname, f in self._halo_ops_before(s, stale, pending, zeroed):
-                        lines.append(f"    {verb} {tname}.{f}")
-                    lines.append(f"  {s.describe()}" + (f" every {s.every}" if s.every != 1 else ""))
-                    self._mark_written(s, stale)
-            if pending:
-                lines.append("  end of step: " + ", ".join(f"reverse {t}.{f}" for t, f in sorted(pending)))
-                pending = set()
-        return "\n".join(lines)
+        """The per-step plan: systems in order with the halo operations the scheduler inserts.
+
+        Compiled by the same ``_compile`` the scheduler runs, from the state
+        after set-up; the first step, then the steady state (a step without a
+        rebuild, every OUTPUT system due). NEIGHBORS systems run only after a
+        rebuild.
+        """
+        def show(runs, indent="  "):
+            for s, _, batches in runs:
+                for verb, tname, names in batches:
+                    out.append(f"{indent}  {verb} {tname}.{', '.join(names)}")
+                out.append(f"{indent}{s.describe()}" + (f" every {s.every}" if s.every != 1 else ""))
+
+        out: list[str] = []
+        state = HaloState()
+        for title in ("one time step:", "one time step (steady state):"):
+            out.append(title)
+            runs, state = self._compile(self.systems_in(Stage.INTEGRATE_FIRST), state)
+            show(runs)
+            out.append("  domain: if a row moved > skin/2 (or an anchored table changed): reverse "
+                       "pending, wrap, migrate, sort, rebuild ghosts, then:")
+            runs, _ = self._compile(self.systems_in(Stage.NEIGHBORS),
+                                    self._state_after_rebuild(state))
+            show(runs, "    ")
+            out.append("    ghosts of anchored tables some system reads; resolve row references")
+            state = state._replace(zeroed=frozenset())
+            for stage in (Stage.FORCES, Stage.INTEGRATE_SECOND, Stage.OUTPUT):
+                runs, state = self._compile(self.systems_in(stage), state)
+                show(runs)
+            if state.pending:
+                out.append("  end of step: " + ", ".join(f"reverse {t}.{f}"
+                                                         for t, f in sorted(state.pending)))
+                state = state._replace(pending=frozenset())
+        return "\n".join(out)
 
     def timing_report(self) -> str:
         total = sum(self.timers.values()) or 1.0

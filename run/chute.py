@@ -82,7 +82,7 @@ class LammpsThermo(Diagnostics):
 
     def run(self, world):
         super().run(world)
-        d = world.diagnostics[-1]
+        d = self.records[-1]
         if world.comm.rank == 0:
             print(f"{world.step:8d} {int(d['particles']):8d} {d['kinetic_energy']:12.8g} "
                   f"{d['rotational_energy']:12.8g}", flush=True)

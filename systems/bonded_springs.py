@@ -2,10 +2,12 @@
 
 A ``springs`` row joins particles ``vertex_a`` and ``vertex_b`` (gids) with a
 rest length, a stiffness and a dashpot. It is anchored to ``vertex_a``: it
-lives and migrates with that particle, is evaluated once by its owner, and
-finds ``vertex_b`` among owned or ghost rows (the nearest periodic image).
-Forces on a ghost ``vertex_b`` come home through the reverse reduction. The
-membrane's springs, hinges and patches follow the same pattern.
+lives and migrates with that particle and is evaluated once by its owner.
+The engine keeps ``row_a`` and ``row_b`` at the local rows of the two
+vertices (``row_b`` the owned or ghost image nearest to ``vertex_a``:
+``ecs_dem.references``). Forces on a ghost ``vertex_b`` come home through the
+reverse reduction. The membrane's springs, hinges and patches follow the
+same pattern.
 
 Force on a (Goetz & Poeschel Eq. (6) with the sign of PHYSICS-NOTES):
 F_a = -d_hat [k (|d| - L0) + c d_hat.(v_a - v_b)], d = x_a - x_b; F_b = -F_a.
@@ -17,7 +19,7 @@ import math
 
 import numpy as np
 
-from ecs_dem.errors import InputError, StateError
+from ecs_dem.errors import InputError
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo, Table
@@ -25,6 +27,8 @@ from ecs_dem.table import Field, Halo, Table
 SPRING_FIELDS = (
     Field("vertex_a", np.int64, (), Halo.LOCAL, -1, "", "gid of the anchor particle"),
     Field("vertex_b", np.int64, (), Halo.LOCAL, -1, "", "gid of the other particle"),
+    Field("row_a", np.int32, (), Halo.LOCAL, -1, "", "local row of vertex_a (engine-resolved)"),
+    Field("row_b", np.int32, (), Halo.LOCAL, -1, "", "local row of vertex_b (engine-resolved)"),
     Field("rest_length", np.float64, (), Halo.LOCAL, 0.0, "m", "rest length"),
     Field("stiffness", np.float64, (), Halo.LOCAL, 0.0, "N/m", "spring constant k"),
     Field("damping", np.float64, (), Halo.LOCAL, 0.0, "N s/m", "dashpot coefficient c"),
@@ -34,7 +38,8 @@ SPRING_FIELDS = (
 def add_springs(world, vertex_a, vertex_b, stiffness, damping=0.0, rest_length=None):
     """Join particle gids pairwise; rest lengths default to the current distances."""
     if "springs" not in world.tables:
-        world.add_table(Table("springs", SPRING_FIELDS, capacity=256, anchor=("particles", "vertex_a")))
+        world.add_table(Table("springs", SPRING_FIELDS, capacity=256, anchor=("particles", "vertex_a"),
+                              references={"row_a": "vertex_a", "row_b": "vertex_b"}))
     a = np.asarray(vertex_a, dtype=np.int64)
     b = np.asarray(vertex_b, dtype=np.int64)
     if a.shape != b.shape or np.any(a == b):
@@ -45,28 +50,6 @@ def add_springs(world, vertex_a, vertex_b, stiffness, damping=0.0, rest_length=N
         rest_length = np.linalg.norm(d, axis=1)
     return world.springs.append(a.size, vertex_a=a, vertex_b=b, rest_length=rest_length,
                                 stiffness=stiffness, damping=damping)
-
-
-@kernel
-def resolve_partner_rows(anchor_rows, partner_gids, position, sorted_gids, sorted_rows):
-    """Row of each partner gid among owned+ghost rows: the image nearest its anchor (-1 if absent)."""
-    out = np.full(partner_gids.size, -1, dtype=np.int64)
-    for s in range(partner_gids.size):
-        g = partner_gids[s]
-        k = np.searchsorted(sorted_gids, g)
-        a = anchor_rows[s]
-        best = np.inf
-        while k < sorted_gids.size and sorted_gids[k] == g:
-            r = sorted_rows[k]
-            d2 = 0.0
-            for c in range(3):
-                d = position[r, c] - position[a, c]
-                d2 += d * d
-            if d2 < best:
-                best = d2
-                out[s] = r
-            k += 1
-    return out
 
 
 @kernel
@@ -97,41 +80,19 @@ class SpringForces(System):
     """Forces of every spring in the ``springs`` table."""
 
     stage = Stage.FORCES
-    reads = {"springs": ("vertex_a", "vertex_b", "rest_length", "stiffness", "damping")}
-    reads_ghosts = {"particles": ("position", "velocity", "gid")}
+    reads = {"springs": ("row_a", "row_b", "rest_length", "stiffness", "damping")}
+    reads_ghosts = {"particles": ("position", "velocity")}
     accumulates = {"particles": ("force",)}
 
     def __init__(self, max_stretch: float = 1.5):
         self.max_stretch = float(max_stretch)
-        self._epoch = (-1, -1)
-        self._rows = None
 
     def interaction_range(self, world) -> float:
         L = world.springs.rest_length
         return self.max_stretch * float(L.max()) if L.size else 0.0
 
-    def _resolve(self, world):
-        p = world.particles
-        springs = world.springs
-        gids = p.with_ghosts("gid")
-        order = np.argsort(gids, kind="stable")
-        row_a = p.rows_of(springs.vertex_a)
-        row_b = resolve_partner_rows(row_a, springs.vertex_b, p.with_ghosts("position"),
-                                     gids[order], order)
-        if np.any(row_b < 0):
-            s = int(np.flatnonzero(row_b < 0)[0])
-            raise StateError(
-                f"spring {int(springs.gid[s])}: particle {int(springs.vertex_b[s])} is neither owned "
-                f"nor a ghost here; the spring is stretched beyond {self.max_stretch} x its rest "
-                "length (raise max_stretch)")
-        self._rows = (row_a, row_b)
-        self._epoch = (p.epoch, springs.epoch)
-
     def run(self, world) -> None:
         p = world.particles
-        if self._epoch != (p.epoch, world.springs.epoch):
-            self._resolve(world)
-        row_a, row_b = self._rows
         s = world.springs
-        spring_forces(row_a, row_b, s.rest_length, s.stiffness, s.damping,
+        spring_forces(s.row_a, s.row_b, s.rest_length, s.stiffness, s.damping,
                       p.with_ghosts("position"), p.with_ghosts("velocity"), p.with_ghosts("force"))

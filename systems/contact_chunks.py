@@ -26,32 +26,21 @@ Forces are accumulated in pair order and each contact's arithmetic is the
 scalar law function, unchanged, so the results are identical bit for bit to a
 plain loop over the list.
 
-CHUNK and BLOCK are compiled into the kernels of other files as constants, and
-numba's cache does not notice a change here: the kernels take the current
-values as arguments and refuse to run (``checked``) when their compiled ones
-differ; clear the cache (``find . -name '*.nbi' -delete``) after editing them.
+The kernels that use this layout are generated per contact law
+(``systems.contact_kernels``, ``ecs_dem.generated_kernels``); a change here
+changes the hash in their source, so numba recompiles them instead of
+loading stale machine code.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ecs_dem.errors import StateError
 from ecs_dem.jit import inline, kernel
 
 #: selected pairs per compute chunk: 64 x up to ~40 float64 columns stays inside L1
 CHUNK = 64
 #: pairs per overlap-test block
 BLOCK = 256
-
-
-def checked(result: int) -> int:
-    """A chunked kernel's return value; -1 means it was compiled with other CHUNK / BLOCK."""
-    if result < 0:
-        raise StateError(
-            "a chunked contact kernel was compiled with other CHUNK/BLOCK values than "
-            "systems/contact_chunks.py now has (stale numba cache): clear it with "
-            "find . -name '*.nbi' -delete")
-    return result
 
 
 @kernel

@@ -1,10 +1,12 @@
 """Particle-particle contact forces with a pluggable contact law.
 
-The law object (``HertzMindlinLaw``, ``LinearSpringDashpotLaw``) holds the
-parameters and calls its numba kernel; this system owns the bookkeeping that
-every law shares: per-pair history fields in the ``pairs`` table, the
-time-step check, the initial-overlap check, and not advancing history in the
-set-up force pass.
+The law object (``HertzMindlinLaw``, ``LinearSpringDashpotLaw``, or any law of
+the interface in ``systems.contact_law``) supplies the physics of one
+contact; this system owns what every law shares: the law's history fields in
+the ``pairs`` table (declared, so the scheduler and the debug guard know it
+writes them), the pair kernel compiled for the law
+(``systems.contact_kernels``), the time-step check, the initial-overlap
+check, and not advancing history in the set-up force pass.
 """
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ import numpy as np
 
 from ecs_dem.errors import UnstableTimeStepError
 from ecs_dem.system import Stage, System
-from ecs_dem.table import Field, Halo
 
+from . import contact_kernels
+from .contact_chunks import PairScratch
 from .contact_geometry import check_initial_overlaps
+from .contact_law import law_kernels
 from .neighbor_search import pair_table
 
 CONTACT_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "species", "fixed")
@@ -30,12 +34,23 @@ def check_time_step(world, law, enabled: bool) -> None:
             "to the contact system if you know better")
 
 
+def history_columns(table, names, rows: int, per_row: int = 1) -> tuple:
+    """The named history fields of `table`'s first `rows` rows as 2-D (contacts, components)
+    arrays (``per_row`` contacts per row: walls)."""
+    out = []
+    for name in names:
+        col = table.column(name)[:rows]
+        out.append(col.reshape(rows * per_row, -1) if rows else
+                   np.zeros((0, int(np.prod(table.fields[name].shape)) // per_row)))
+    return tuple(out)
+
+
 class ContactForces(System):
     """Contact forces and torques of every pair in the neighbour list.
 
     Parameters
     ----------
-    law : contact law object
+    law : contact law object (``systems.contact_law``)
     max_initial_overlap : float
         Largest initial overlap accepted, as a fraction of the smaller radius.
     check_time_step : bool
@@ -51,6 +66,9 @@ class ContactForces(System):
         self.max_initial_overlap = float(max_initial_overlap)
         self.check_time_step = bool(check_time_step)
         self.touching = 0
+        self.reads = {"pairs": ("i", "j")}
+        self.writes = {"pairs": tuple(f.name for f in law.history)}
+        self._bound = None
 
     @property
     def name(self) -> str:
@@ -62,11 +80,22 @@ class ContactForces(System):
 
     def setup(self, world) -> None:
         pairs = pair_table(world)
-        for f in self.law.history_fields:
-            pairs.add_field(Field(f, np.float64, (3,), Halo.LOCAL, 0.0, "m", "contact history"))
+        for f in self.law.history:
+            pairs.add_field(f)
         check_time_step(world, self.law, self.check_time_step)
+        self._bound = self.law.bind(world.tables.get("species"))
+        self._kernels = law_kernels(contact_kernels, self._bound.function)
+        self._scratch = PairScratch(self._kernels.COLUMNS)
 
     def run(self, world) -> None:
         if world.setup_phase:
             check_initial_overlaps(world, self.max_initial_overlap)
-        self.touching = self.law.apply_pairs(world, update=not world.setup_phase)
+        pairs = world.pairs
+        g = world.particles.with_ghosts
+        bound, s = self._bound, self._scratch
+        names = bound.function.history
+        self.touching = self._kernels.pair_contacts(
+            pairs.i, pairs.j, g("position"), g("velocity"), g("angular_velocity"), g("radius"),
+            g("mass"), g("species"), g("fixed"), bound.parameters, bound.constants,
+            history_columns(pairs, names, pairs.n_owned), s.flags(pairs, names),
+            not world.setup_phase, world.dt, g("force"), g("torque"), s.buf, s.sel)

@@ -83,7 +83,7 @@ def check_initial_overlaps(world, tolerance: float) -> None:
     rad = particles.with_ghosts("radius")
     worst, at = largest_relative_overlap(pairs.i, pairs.j, pos, rad)
     if worst > tolerance:
-        gi, gj = int(pairs.gid[at]), int(pairs.gid_j[at])
+        gi, gj = int(pairs.gid_i[at]), int(pairs.gid_j[at])
         raise InputError(
             f"initial particles gid {gi} and gid {gj} overlap by {100 * worst:.3g} % of the smaller "
             f"radius (tolerance {100 * tolerance:.3g} %): separate them (e.g. insert on a looser "

@@ -10,7 +10,7 @@ without an area), ``wall_displacement`` (n_walls,) m along the wall normal
 since it was added (positive into the sample), and ``strain`` (3,): for each
 axis bounded by two opposing walls, (L0 - L) / L0 with L their distance
 (compressive positive; 0 where an axis has no such pair). Values
-go to ``world.diagnostics`` (a list of dicts), to an Hdf5Output if given, and
+go to the system's ``records`` (a list of dicts), to an Hdf5Output if given, and
 optionally to the terminal.
 """
 from __future__ import annotations
@@ -70,12 +70,12 @@ class Diagnostics(System):
         self.output = output
         self.contact_systems = tuple(contact_systems)
         self.echo = echo
+        self.records: list[dict] = []
         self._t0 = None
 
     def setup(self, world) -> None:
         if "walls" in world.tables:
             self.reads = dict(self.reads, walls=("point", "initial_point", "normal", "force", "area"))
-        world.diagnostics = []
 
     def run(self, world) -> None:
         p = world.particles
@@ -90,7 +90,7 @@ class Diagnostics(System):
         }
         if "walls" in world.tables and world.walls.n_owned:
             rec.update(wall_measures(world.walls))
-        world.diagnostics.append({"step": world.step, "time": world.time, **rec})
+        self.records.append({"step": world.step, "time": world.time, **rec})
         if self.output is not None:
             self.output.append(world.step, world.time, rec)  # collective: every rank calls it
         if self.echo and world.comm.rank == 0:

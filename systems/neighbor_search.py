@@ -1,13 +1,21 @@
 """Linked cells + Verlet pair list with a skin, and the ``pairs`` table.
 
 The ``pairs`` table holds one row per candidate pair (closer than
-r_i + r_j + skin at the last rebuild): local rows ``i``, ``j`` and their gids
-``gid_i < gid_j``. Contact systems add their per-pair history fields to it
-(``tangential_spring`` and so on). At every rebuild the list is built anew and
-every history field is carried over from the old pair with the same gids, so
-history survives rebuilds, re-sorting and (with MPI) migration, whatever the
-row order. Pairs absent from the new list lose their history: they were
-farther apart than the skin, hence not touching.
+r_i + r_j + skin at the last rebuild): the particles' gids ``gid_i < gid_j``,
+their local rows ``i``, ``j`` (kept current by the engine on owned and ghost
+pair rows: ``Table(references=...)``, ``ecs_dem.references``) and a unique
+``gid``, the pair id (``pair_id``), the same on every rank. Rows are anchored
+to particle gid_i: they migrate with it, and travel as ghost rows where it
+does when a system reads pair ghosts (``World.incident_rows`` lists the
+pairs of every particle row).
+
+Any other pair field is per-contact data (contact history of a law,
+per-contact state of any dtype and row shape that a system declares with
+``pairs.add_field``). At every rebuild the list is built anew and every such
+field is carried over from the old pair with the same gids, so it survives
+rebuilds, re-sorting, migration and restart, whatever the row order. New
+pairs, and pairs absent from the old list, get the field's default: they
+were farther apart than the skin, hence not touching.
 
 The list is rebuilt only when the domain rebuilt (some particle moved more
 than half the skin), which keeps every touching pair in it in between.
@@ -23,20 +31,45 @@ from . import neighbor_kernels as nk
 from .contact_chunks import mark_nonzero
 
 PAIR_FIELDS = (
-    Field("i", np.int32, (), Halo.LOCAL, -1, "", "local row of the lower-gid particle"),
-    Field("j", np.int32, (), Halo.LOCAL, -1, "", "local row of the higher-gid particle"),
-    Field("gid_j", np.int64, (), Halo.FORWARD, -1, "", "gid of particle j (the pair's gid field is gid_i)"),
+    Field("i", np.int32, (), Halo.LOCAL, -1, "", "local row of particle gid_i"),
+    Field("j", np.int32, (), Halo.LOCAL, -1, "", "local row of particle gid_j (nearest image)"),
+    Field("gid_i", np.int64, (), Halo.FORWARD, -1, "", "lower gid of the pair (the anchor)"),
+    Field("gid_j", np.int64, (), Halo.FORWARD, -1, "", "higher gid of the pair"),
 )
+#: fields that identify a pair; every other pair field is carried across rebuilds
+IDENTITY = ("gid", "i", "j", "gid_i", "gid_j")
+
+
+def pair_id(gid_i, gid_j):
+    """Unique id of the pair gid_i < gid_j: gid_j (gid_j - 1) / 2 + gid_i (any rank computes it)."""
+    gid_i = np.asarray(gid_i, dtype=np.int64)
+    gid_j = np.asarray(gid_j, dtype=np.int64)
+    return gid_j * (gid_j - 1) // 2 + gid_i
 
 
 def pair_table(world) -> Table:
-    """The world's ``pairs`` table, created on first use.
-
-    Its ``gid`` column holds gid_i: a pair is identified by (gid, gid_j).
-    """
+    """The world's ``pairs`` table, created on first use."""
     if "pairs" not in world.tables:
-        world.add_table(Table("pairs", PAIR_FIELDS, capacity=1024, anchor=("particles", "gid")))
+        world.add_table(Table("pairs", PAIR_FIELDS, capacity=1024, anchor=("particles", "gid_i"),
+                              references={"i": "gid_i", "j": "gid_j"}))
     return world.tables["pairs"]
+
+
+def carried_fields(pairs: Table) -> list[str]:
+    """The per-contact fields of the pairs table (everything but the pair's identity)."""
+    return [f for f in pairs.fields if f not in IDENTITY]
+
+
+def _differs_from_default(pairs: Table, names, flags: np.ndarray) -> None:
+    """flags[k] = 1 where some field of old pair k differs from its default."""
+    m = pairs.n_owned
+    for f in names:
+        d = pairs.fields[f]
+        col = pairs.owned(f).reshape(m, -1)
+        if d.np_dtype == np.float64 and d.default == 0:
+            mark_nonzero(col, flags)
+        elif m:
+            flags |= np.any(col != np.asarray(d.default, dtype=d.np_dtype), axis=1)
 
 
 class NeighborSearch(System):
@@ -51,10 +84,11 @@ class NeighborSearch(System):
 
     stage = Stage.NEIGHBORS
     reads_ghosts = {"particles": ("position", "radius", "gid", "fixed")}
+    builds = ("pairs",)
 
     def __init__(self):
         self.built_epoch = -1
-        self.builds = 0
+        self.builds_done = 0
         self._scratch = {}
 
     def interaction_range(self, world) -> float:
@@ -108,33 +142,40 @@ class NeighborSearch(System):
                     break
                 cap = int(count * 1.2) + 64
 
-        # history of the old list (still in the table), carried over by gid pair
-        history = [f for f, d in pairs.fields.items()
-                   if f not in ("i", "j", "gid", "gid_j") and d.np_dtype.kind == "f"]
+        # per-contact data of the old list (still in the table), carried over by gid pair
+        carried = carried_fields(pairs)
         values = {}
         if count:
-            values = dict(i=pi[:count], j=pj[:count], gid=gi[:count], gid_j=gj[:count])
-            if history:
+            values = dict(i=pi[:count], j=pj[:count], gid_i=gi[:count], gid_j=gj[:count],
+                          gid=pair_id(gi[:count], gj[:count]))
+            if carried:
                 m = pairs.n_owned
                 src = self._array("src", count, np.int64)[:count]
                 if m:
-                    # candidates: old pairs with some non-zero history
-                    keep = self._array("keep", m, np.uint8)[:m]
+                    keep = self._array("keep", m, np.uint8)[:m]  # old pairs with some data
                     keep[:] = 0
-                    for f in history:
-                        mark_nonzero(pairs.owned(f).reshape(m, -1), keep)
-                    max_gid = int(max(pairs.gid.max(), gi[:count].max()))
-                    nk.match_history(pairs.gid, pairs.gid_j, keep, gi[:count], gj[:count], max_gid,
-                                     src)
+                    _differs_from_default(pairs, carried, keep)
+                    max_gid = int(max(pairs.gid_i.max(), gi[:count].max()))
+                    nk.match_history(pairs.gid_i, pairs.gid_j, keep, gi[:count], gj[:count],
+                                     max_gid, src)
                 else:
                     src[:] = -1
-                for f in history:
-                    shape = pairs.fields[f].shape
-                    width = max(int(np.prod(shape)), 1)
-                    new = self._array(f"h:{f}", count, np.float64, width)[:count]
-                    nk.take_rows(src, pairs.owned(f).reshape(m, width), new)
-                    values[f] = new.reshape((count,) + shape)
+                for f in carried:
+                    values[f] = self._carry(pairs, f, src, count, m)
         pairs.permute(np.empty(0, dtype=np.int64))  # empty, keep columns
         pairs.append(count, **values)
         self.built_epoch = particles.epoch
-        self.builds += 1
+        self.builds_done += 1
+
+    def _carry(self, pairs, name, src, count, m):
+        """Values of field `name` for the new pairs: the old pair's where src >= 0, else default."""
+        d = pairs.fields[name]
+        if d.np_dtype == np.float64 and d.default == 0:
+            width = max(int(np.prod(d.shape)), 1)
+            new = self._array(f"h:{name}", count, np.float64, width)[:count]
+            nk.take_rows(src, pairs.owned(name).reshape(m, width), new)
+            return new.reshape((count,) + d.shape)
+        new = np.full((count,) + d.shape, d.default, dtype=d.np_dtype)
+        found = src >= 0
+        new[found] = pairs.owned(name)[src[found]]
+        return new

@@ -3,7 +3,9 @@
 The history of a particle's contact with wall w is the particle field
 ``wall_<history>[w]`` (LOCAL: it moves with its row through sorting and
 migration). ``walls.force`` receives the total force of the particles on each
-wall, summed over ranks.
+wall, summed over ranks. Walls move by their mode (velocity, servo): if the
+world has no ``WallMotion`` system, set-up adds one, so a moving wall never
+stands still for want of a system.
 """
 from __future__ import annotations
 
@@ -11,9 +13,13 @@ import numpy as np
 
 from ecs_dem.errors import InputError
 from ecs_dem.system import Stage, System
-from ecs_dem.table import Field, Halo
+from ecs_dem.table import Field
 
-from .contact_forces import check_time_step
+from . import contact_kernels
+from .contact_chunks import PairScratch
+from .contact_forces import check_time_step, history_columns
+from .contact_law import law_kernels, rigid_material
+from .wall_motion import WallMotion
 
 
 class WallContacts(System):
@@ -22,7 +28,6 @@ class WallContacts(System):
     stage = Stage.FORCES
     reads = {"particles": ("position", "velocity", "angular_velocity", "radius", "mass", "species"),
              "walls": ("point", "normal", "velocity", "species")}
-    writes = {"walls": ("force",)}
     accumulates = {"particles": ("force", "torque")}
 
     def __init__(self, law, check_time_step: bool = True):
@@ -30,6 +35,8 @@ class WallContacts(System):
         self.check_time_step = bool(check_time_step)
         self.n_walls = None
         self.touching = 0
+        self.writes = {"particles": tuple(f"wall_{f.name}" for f in law.history),
+                       "walls": ("force",)}
 
     @property
     def name(self) -> str:
@@ -39,16 +46,33 @@ class WallContacts(System):
         if "walls" not in world.tables or world.walls.n_owned == 0:
             raise InputError("WallContacts: the world has no walls (components.walls.add_wall)")
         self.n_walls = world.walls.n_owned
-        for f in self.law.history_fields:
+        for f in self.law.history:
             world.particles.add_field(Field(
-                f"wall_{f}", np.float64, (self.n_walls, 3), Halo.LOCAL, 0.0, "m",
-                "contact history with each wall"))
+                f"wall_{f.name}", f.dtype, (self.n_walls, *f.shape), f.halo, f.default, f.unit,
+                f"{f.doc}, with each wall"))
         check_time_step(world, self.law, self.check_time_step)
+        species = world.tables.get("species")
+        self._bound = self.law.bind(species)
+        self._kernels = law_kernels(contact_kernels, self._bound.function)
+        self._scratch = PairScratch(self._kernels.COLUMNS)
+        ws = world.walls.species
+        self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
+        if not world.has_system(WallMotion):
+            world.add_system(WallMotion())
 
     def run(self, world) -> None:
         walls = world.walls
         if walls.n_owned != self.n_walls:
             raise InputError("walls were added after set-up; add every wall before the first step")
+        p = world.particles
+        bound, s = self._bound, self._scratch
+        names = tuple(f"wall_{f}" for f in bound.function.history)
+        n = p.n_owned
         local = np.zeros((walls.n_owned, 3))
-        self.touching = self.law.apply_walls(world, not world.setup_phase, local)
+        self.touching = self._kernels.wall_contacts(
+            n, p.position, p.velocity, p.angular_velocity, p.radius, p.mass, p.species,
+            walls.point, walls.normal, walls.velocity, self._wall_material, bound.parameters,
+            bound.constants, history_columns(p, names, n, self.n_walls),
+            s.flags(p, names, self.n_walls).reshape(-1), not world.setup_phase, world.dt,
+            p.force, p.torque, local, s.buf, s.sel)
         walls.force[...] = world.comm.sum(local)

@@ -143,7 +143,7 @@ def gather_pairs(world, field="tangential_spring"):
     """{(gid_i, gid_j): history} of touching pairs over all ranks."""
     p = world.pairs
     h = p.owned(field)
-    mine = {(int(a), int(b)): h[k].copy() for k, (a, b) in enumerate(zip(p.gid, p.gid_j))
+    mine = {(int(a), int(b)): h[k].copy() for k, (a, b) in enumerate(zip(p.gid_i, p.gid_j))
             if np.any(h[k] != 0)}
     if world.comm.size == 1:
         return mine

@@ -34,7 +34,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..system import Stage, System
-from ..table import Halo
 from .parallel_h5 import SharedFile
 
 FORMAT = 1
@@ -42,75 +41,6 @@ FORMAT = 1
 
 def _distributed(world, table) -> bool:
     return table in world.spatial_tables() or bool(table.anchor)
-
-
-def _stage_state(world) -> tuple[np.ndarray, np.ndarray]:
-    """This rank's ghost stages, anchor rows, rebuild references and counters, flattened."""
-    d = world.domain
-    ints: list[int] = [d._checks_since_balance, d.rebuild_count]
-    floats: list[np.ndarray] = []
-    for k, (name, table) in enumerate(world.tables.items()):
-        stages = d._stages.get(name)
-        if stages is None:
-            continue
-        ints += [k, table.n_ghost, len(stages)]
-        for st in stages:
-            ints += [st.axis, -1 if st.dest is None else st.dest,
-                     -1 if st.source is None else st.source, int(st.local), st.recv_start,
-                     st.recv_count, st.send_rows.size, *st.send_rows.tolist()]
-            floats.append(st.shift)
-        anchor = d._anchor_rows.get(name)
-        ints += [-1] if anchor is None else [anchor.size, *anchor.tolist()]
-        ref = d._reference.get(name)
-        ints += [-1] if ref is None else [ref.shape[0]]
-        if ref is not None:
-            floats.append(ref.ravel())
-    ints.append(-2)  # end marker
-    return (np.array(ints, dtype=np.int64),
-            np.concatenate(floats) if floats else np.zeros(0))
-
-
-def _restore_stage_state(world, ints: np.ndarray, floats: np.ndarray) -> None:
-    from ..domain import _GhostStage
-
-    d = world.domain
-    names = list(world.tables)
-    d._checks_since_balance, d.rebuild_count = int(ints[0]), int(ints[1])
-    i, f = 2, 0
-    while ints[i] != -2:
-        table = world.tables[names[ints[i]]]
-        n_ghost, n_stages = int(ints[i + 1]), int(ints[i + 2])
-        i += 3
-        stages = []
-        for _ in range(n_stages):
-            axis, dest, source, local, start, count, n_send = (int(v) for v in ints[i:i + 7])
-            send = ints[i + 7:i + 7 + n_send].copy()
-            i += 7 + n_send
-            stages.append(_GhostStage(axis, send, None if dest < 0 else dest,
-                                      None if source < 0 else source, bool(local), start, count,
-                                      floats[f:f + 3].copy()))
-            f += 3
-        n_anchor = int(ints[i])
-        i += 1
-        if n_anchor >= 0:
-            d._anchor_rows[table.name] = ints[i:i + n_anchor].copy()
-            i += n_anchor
-        n_ref = int(ints[i])
-        i += 1
-        table.resize_ghosts(n_ghost)
-        for fname, fd in table.fields.items():
-            if fd.halo is Halo.REVERSE:
-                table.with_ghosts(fname)[table.n_owned:] = 0
-        d._stages[table.name] = stages
-        # ghost rows are copies of their sources: replaying the stages rebuilds them exactly
-        forward = [n for n, fd in table.fields.items() if fd.halo is Halo.FORWARD or n == "gid"]
-        if table.anchor and table.anchor[1] not in forward:
-            forward.append(table.anchor[1])
-        d.forward(table, forward)
-        if n_ref >= 0:
-            d._reference[table.name] = floats[f:f + 3 * n_ref].reshape(n_ref, 3).copy()
-            d._epoch[table.name] = table.epoch
-            f += 3 * n_ref
 
 
 def write_checkpoint(world, path, config: dict | None = None) -> Path:
@@ -152,7 +82,7 @@ def write_checkpoint(world, path, config: dict | None = None) -> Path:
             comm.max(table.next_gid)  # keep the collective in step with rank 0
     for a, cuts in zip("xyz", world.domain.decomposition.cuts):
         sf.write_replicated("domain", f"cuts_{a}", cuts)
-    ints, floats = _stage_state(world)
+    ints, floats = world.domain.export_state(world.tables)
     for label, data in (("int_state", ints), ("float_state", floats)):
         sf.write_replicated("ranks", f"{label}_rows",
                             np.array(comm.allgather_object(data.size), dtype=np.int64))
@@ -227,7 +157,7 @@ def restart(world, path) -> dict:
         start = int(counts[:comm.rank].sum())
         floats = sf.read_rows("ranks", "float_state", start, start + int(counts[comm.rank]))
         sf.close()
-        _restore_stage_state(world, ints, floats)
+        world.domain.restore_state(world.tables, ints, floats)
     else:
         sf.close()
         world._rebuild_domain(initial=True)  # forces are the saved ones: no new force pass

@@ -41,15 +41,15 @@ class SumOverlapsOnOwners(System):
     and acknowledges (REVERSE) each pair row it sees of which it owns the partner."""
 
     stage = Stage.FORCES
-    reads = {"pairs": ("gid", "gid_j")}
-    reads_ghosts = {"pairs": ("overlap", "gid", "gid_j")}
+    reads = {"pairs": ("gid_i", "gid_j")}
+    reads_ghosts = {"pairs": ("overlap", "gid_i", "gid_j")}
     writes = {"particles": ("overlap_sum",)}
     accumulates = {"pairs": ("acknowledged",)}
 
     def run(self, world):
         p, q = world.particles, world.pairs
         owned_row = p.gid_to_row()
-        gi, gj = q.with_ghosts("gid"), q.with_ghosts("gid_j")
+        gi, gj = q.with_ghosts("gid_i"), q.with_ghosts("gid_j")
         ov = q.with_ghosts("overlap")
         total = np.zeros(p.n_owned)
         for g, sign in ((gi, True), (gj, False)):
