@@ -224,10 +224,10 @@ class Domain:
         self.rebuild_count += 1
 
     def _sort(self, table: Table) -> None:
-        cell = max(self.ghost_width, 1e-300)
         lo, hi = self.decomposition.lo, self.decomposition.hi
         lo = np.where(np.isfinite(lo), lo, self.box.lo)
         hi = np.where(np.isfinite(hi), hi, self.box.hi)
+        cell = self.ghost_width if self.ghost_width > 0 else float(np.max(hi - lo))
         dims = np.maximum(np.floor((hi - lo) / cell), 1).astype(np.int64)
         dims = np.minimum(dims, 1 << 20)
         cell_used = float(np.max((hi - lo) / dims))

@@ -59,6 +59,7 @@ def kernel_dir() -> Path:
     """Folder of the generated files (module docstring)."""
     explicit = os.environ.get("ECS_DEM_KERNEL_DIR")
     if explicit:
+        Path(explicit).mkdir(parents=True, exist_ok=True)
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     tag = f"py{sys.version_info[0]}{sys.version_info[1]}"

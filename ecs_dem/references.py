@@ -7,9 +7,10 @@ every rebuild (sorting, migration, new ghost layers). The engine keeps every
 declared *row field* equal to the local row of its *gid field*:
 
 * owned element rows: the image nearest to the element's anchor row (its
-  first gid, an owned row), without a distance limit. A gid that is neither
-  owned nor a ghost here is an error: the element spans more than the ghost
-  layer, i.e. more than the interaction range its system declares.
+  first gid, an owned row). It must lie closer than the ghost width (the
+  largest interaction range plus the skin): that is what guarantees that it
+  is present on any number of ranks, so an element that spans more is an
+  error on every rank count, naming the element and the range to raise.
 * ghost element rows (copies of elements anchored to ghost rows, built when a
   system reads their ghosts or accumulates into them): the image nearest to
   the ghost anchor, if closer than the ghost width; else -1 (that vertex is
@@ -54,17 +55,18 @@ def resolve_references(anchor_table, table, anchor_rows: np.ndarray, ghost_range
         flat = np.ascontiguousarray(gids).ravel()
         start, split = first * width, max(n_owned, first) * width
         rows = table.with_ghosts(row_field).reshape(-1).astype(np.int64)
-        rows[start:split] = lookup.nearest_rows(flat[start:split], near[start:split], position)
+        rows[start:split] = lookup.nearest_rows(flat[start:split], near[start:split], position,
+                                                ghost_range)
         rows[split:] = lookup.nearest_rows(flat[split:], near[split:], position, ghost_range)
         rows[start:][flat[start:] < 0] = -1
         missing = np.flatnonzero((rows[start:split] < 0) & (flat[start:split] >= 0)) + start
         if missing.size:
             k = int(missing[0])
             raise StateError(
-                f"table '{table.name}': element gid {int(table.gid[k // width])} refers to "
-                f"{anchor_table.name} gid {int(flat[k])}, which is neither owned nor a ghost on "
-                "this rank: the element spans more than the ghost layer. Raise the "
-                "interaction_range of the system that uses it (or shorten the element)")
+                f"table '{table.name}': element gid {int(table.gid[k // width])} reaches "
+                f"{anchor_table.name} gid {int(flat[k])}, which is not within the ghost width "
+                f"({ghost_range:.4g} m) of its anchor: the element spans more than its system's "
+                "interaction_range declares. Raise that range (or shorten the element)")
         table.with_ghosts(row_field)[...] = rows.reshape(table.with_ghosts(row_field).shape)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_dem import Box, World
+from ecs_dem import Box, Field, Halo, Stage, System, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
@@ -103,7 +103,8 @@ def spring_net(comm, n=16):
     a = 2.5 * R
     h = a * np.sqrt(3.0) / 2.0
     L = n * a
-    world = World(Box((0, 0, -L / 2), (L, n * h, L / 2), (True, True, False)), dt=2e-6,
+    # thin in z, so that the ranks cut the net (along x or y), not the empty space above it
+    world = World(Box((0, 0, -L / 8), (L, n * h, L / 8), (True, True, False)), dt=2e-6,
                   skin=0.2 * R, comm=comm)
     add_species(world, **MATERIAL)
     ij = np.arange(n * n)
@@ -158,3 +159,60 @@ def owners(world) -> dict:
     """{gid: owning rank} over all ranks."""
     parts = world.comm.world.allgather([int(g) for g in world.particles.gid])
     return {g: r for r, part in enumerate(parts) for g in part}
+
+
+class ContactAge(System):
+    """Per-pair data of several dtypes and row shapes, kept by a user system (MC-DEM-like state).
+
+    For every listed pair, at every force evaluation: ``age`` (int32) counts the consecutive
+    evaluations it has been touching (0 when apart); ``first_gap`` (float64, (3,)) is
+    x_i - x_j when the contact began; ``code`` (uint8, (2,), default 7) is (1, 2) while touching
+    and 7 when apart; ``total`` (float32, (2, 2)) adds the age to its [0, 0] entry. All of it
+    must survive rebuilds, sorting, migration and restart (carried by gid pair).
+    """
+
+    stage = Stage.FORCES
+    reads = {"pairs": ("i", "j")}
+    reads_ghosts = {"particles": ("position", "radius")}
+    writes = {"pairs": ("age", "first_gap", "code", "total")}
+    FIELDS = (Field("age", np.int32, (), Halo.LOCAL, 0),
+              Field("first_gap", np.float64, (3,), Halo.LOCAL, 0.0, "m"),
+              Field("code", np.uint8, (2,), Halo.LOCAL, 7),
+              Field("total", np.float32, (2, 2), Halo.LOCAL, 0.0))
+
+    def setup(self, world):
+        for f in self.FIELDS:
+            world.pairs.add_field(f)
+
+    def run(self, world):
+        p, q = world.particles, world.pairs
+        x, r = p.with_ghosts("position"), p.with_ghosts("radius")
+        d = x[q.i] - x[q.j]
+        touching = np.linalg.norm(d, axis=1) < r[q.i] + r[q.j]
+        new = touching & (q.age == 0)
+        q.first_gap[new] = d[new]
+        q.first_gap[~touching] = 0.0
+        q.age[...] = np.where(touching, q.age + 1, 0)
+        q.code[...] = np.where(touching[:, None], np.array([1, 2], np.uint8), np.uint8(7))
+        q.total[:, 0, 0] = np.where(touching, q.total[:, 0, 0] + q.age.astype(np.float32), 0.0)
+
+
+def with_contact_age(world):
+    """Insert ContactAge after the neighbour search (before the contact forces)."""
+    k = next(n for n, s in enumerate(world.systems) if isinstance(s, NeighborSearch))
+    world.systems.insert(k + 1, ContactAge())
+    return world
+
+
+def gather_pair_data(world, fields=("age", "first_gap", "code", "total")):
+    """{(gid_i, gid_j): tuple of per-pair values} of every listed pair over all ranks."""
+    q = world.pairs
+    mine = {(int(a), int(b)): tuple(np.array(q.owned(f)[k]) for f in fields)
+            for k, (a, b) in enumerate(zip(q.gid_i, q.gid_j))}
+    if world.comm.size == 1:
+        return mine
+    merged = {}
+    for part in world.comm.world.allgather(mine):
+        assert not set(part) & set(merged), "a pair is listed on two ranks"
+        merged.update(part)
+    return merged

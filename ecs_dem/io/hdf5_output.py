@@ -6,6 +6,9 @@ Layout (README.md, "Output layout", shows how to read it)::
     /snapshots/<step:09d>/     attrs: step, time
         <field>                one dataset per written field; rows are particles,
                                in rank order (use ``gid`` to identify them)
+        <connectivity>         e.g. ``triangles`` (m, 3): elements given by the gids
+                               of their vertices, stored as rows of this snapshot's
+                               datasets (resolved when written, on any rank count)
     /timeseries/<name>         datasets that grow by one row per record;
                                /timeseries/step and /timeseries/time index them
 
@@ -21,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..comm import SerialComm
+from ..errors import InputError
 from ..system import Stage, System
 from .parallel_h5 import SharedFile
 from .xdmf import write_xdmf
@@ -85,18 +89,23 @@ class Hdf5Output:
         self.snapshots = keep
         self.shared.flush()
 
-    def write_snapshot(self, step: int, time: float, table, fields, extra=None) -> None:
+    def write_snapshot(self, step: int, time: float, table, fields, connectivity=None) -> None:
         """Owned rows of `fields` of `table` from every rank (collective: all ranks call it).
 
-        `extra` maps further dataset names to per-rank row blocks (e.g. ``triangles``).
+        `connectivity` maps dataset names to (m, k) arrays of gids of `table`'s
+        rows (each rank its own elements, e.g. the triangles it owns); they are
+        written as rows of this snapshot, wherever the vertices live.
         """
         group = f"snapshots/{step:09d}"
         meta = {}
-        columns = {f: table.owned(f) for f in fields}
-        columns.update(extra or {})
-        for name, data in columns.items():
-            _, total = self.shared.write_rows(group, name, data)
-            meta[name] = ((total, *data.shape[1:]), np.asarray(data).dtype)
+        offset = self.comm.exscan(table.n_owned) if connectivity else 0
+        for name in fields:
+            _, total = self.shared.write_rows(group, name, table.owned(name))
+            meta[name] = ((total, *table.fields[name].shape), table.fields[name].np_dtype)
+        for name, gids in (connectivity or {}).items():
+            rows = self._file_rows(table, np.asarray(gids, dtype=np.int64), offset, name)
+            _, total = self.shared.write_rows(group, name, rows)
+            meta[name] = ((total, *rows.shape[1:]), rows.dtype)
         if self.shared.writes_metadata:
             g = self.shared.file[group]
             g.attrs["step"] = step
@@ -105,6 +114,27 @@ class Hdf5Output:
         self.snapshots.append((step, time, "/" + group, meta))
         if self.comm.rank == 0 and "position" in meta:
             write_xdmf(self.xdmf_path, self.path, self.snapshots)
+
+    def _file_rows(self, table, gids: np.ndarray, offset: int, name: str) -> np.ndarray:
+        """Rows in this snapshot's datasets of the given gids (collective).
+
+        Every rank's owned rows are written in order at its `offset`; the
+        owner of each requested gid answers, the answers are combined by a
+        maximum over ranks (output time only, not the time step).
+        """
+        wanted = np.unique(gids)
+        requests = [np.asarray(r, dtype=np.int64) for r in self.comm.allgather_object(wanted)]
+        every = np.concatenate(requests) if requests else np.zeros(0, dtype=np.int64)
+        local = table.lookup().rows(every, owned_only=True)
+        answer = np.where(local >= 0, local + offset, -1).astype(np.float64)
+        answer = np.asarray(self.comm.max(answer)) if self.comm.size > 1 else answer
+        start = sum(r.size for r in requests[:self.comm.rank])
+        mine = answer[start:start + wanted.size].astype(np.int64)
+        if np.any(mine < 0):
+            missing = wanted[mine < 0][:5].tolist()
+            raise InputError(f"snapshot '{name}': {table.name} gid(s) {missing} are not in the "
+                             "table (an element refers to a particle that does not exist)")
+        return mine[np.searchsorted(wanted, gids)].astype(np.int64)
 
     def append(self, step: int, time: float, values: dict) -> None:
         """Append one record to the time series (collective; values must be global)."""
@@ -134,18 +164,30 @@ class Hdf5Output:
 
 
 class SnapshotWriter(System):
-    """Write the owned rows of some fields of a table every `every` steps (collective)."""
+    """Write the owned rows of some fields of a table every `every` steps (collective).
+
+    ``connectivity`` maps a dataset name to (element table, gid field), e.g.
+    ``{"triangles": ("triangles", "vertices")}``: the owned elements are
+    written as rows of the snapshot (``Hdf5Output.write_snapshot``), so
+    ParaView draws the surface right on any number of ranks.
+    """
 
     stage = Stage.OUTPUT
 
     def __init__(self, output: Hdf5Output, every: int,
                  fields=("gid", "position", "velocity", "angular_velocity", "radius", "species"),
-                 table="particles"):
+                 table="particles", connectivity=None):
         self.output = output
         self.every = max(int(every), 1)
         self.fields = tuple(fields)
         self.table = table
+        self.connectivity = dict(connectivity or {})
         self.reads = {table: self.fields}
+        for name, (etable, field) in self.connectivity.items():
+            self.reads = {**self.reads, etable: (*self.reads.get(etable, ()), field)}
 
     def run(self, world) -> None:
-        self.output.write_snapshot(world.step, world.time, world.table(self.table), self.fields)
+        conn = {name: world.table(etable).owned(field)
+                for name, (etable, field) in self.connectivity.items()}
+        self.output.write_snapshot(world.step, world.time, world.table(self.table), self.fields,
+                                   conn)

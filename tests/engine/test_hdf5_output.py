@@ -39,10 +39,10 @@ def test_snapshot_equals_state_by_gid(tmp_path):
 def test_xdmf_parses_and_points_at_existing_datasets(tmp_path):
     world, out = _world_with_output(tmp_path / "run.h5")
     world.run(20)
-    # a membrane-like triangle set, as the membrane writer will provide it
-    tri = np.array([[0, 1, 2], [1, 2, 3]], dtype=np.int64)
+    # a membrane-like triangle set, given by particle gids as the membrane writer gives it
+    tri = world.particles.gid[np.array([[0, 1, 2], [1, 2, 3]])]
     out.write_snapshot(world.step + 1, world.time, world.particles, ("gid", "position", "radius"),
-                       extra={"triangles": tri})
+                       connectivity={"triangles": tri})
     out.close()
     root = ET.parse(tmp_path / "run.xdmf").getroot()
     collections = {g.get("Name"): g for g in root.iter("Grid") if g.get("GridType") == "Collection"}
@@ -60,6 +60,9 @@ def test_xdmf_parses_and_points_at_existing_datasets(tmp_path):
             dims = tuple(int(d) for d in item.get("Dimensions").split())
             assert f[dpath].shape == dims, dpath
     assert collections["membrane"].find("Grid/Topology").get("TopologyType") == "Triangle"
+    with h5py.File(tmp_path / "run.h5") as f:  # triangle rows point at the vertices' gids
+        g = f[f"snapshots/{world.step + 1:09d}"]
+        np.testing.assert_array_equal(g["gid"][:][g["triangles"][:]], tri)
 
 
 def test_time_series_grows_and_resume_drops_later_records(tmp_path):
