@@ -15,6 +15,15 @@ contact order, so every sum is accumulated as in a plain loop over the
 contacts). The geometry each passes to the law is documented in
 ``systems.contact_law`` (d from the partner to i, delta = (ri + rj) - |d|).
 
+Walls: d = h n with h the distance of i's centre from the plane along the
+wall's unit normal n, and delta = r_i - h. A centre on or behind the plane
+(h <= 0, a particle pushed through) would make d vanish or point the wrong
+way, and every law would then pull it further through (LAMMPS's
+``fix wall/gran`` does): |d| is kept at least ``MIN_WALL_DISTANCE`` r_i along
++n, while delta keeps its true value, so such a particle is pushed back out
+along +n by a force of its full overlap. For h above that (every physical
+contact) the arithmetic is LAMMPS's.
+
 History: ``history`` is a tuple of 2-D float64 arrays, one per history field
 the law function uses, rows = contacts (for walls: particle * n_walls + wall),
 columns = the field's components. A contact that separated has its history
@@ -34,10 +43,12 @@ from .contact_chunks import BLOCK, CHUNK, pair_touches
 # scratch columns of the gathered geometry (pairs use all, walls a subset), then the outputs
 _DX, _DY, _DZ, _RI, _RJ, _V0, _V1, _V2 = 0, 1, 2, 3, 4, 5, 6, 7
 _WI0, _WI1, _WI2, _WJ0, _WJ1, _WJ2, _MI, _MJ, _FI, _FJ = 8, 9, 10, 11, 12, 13, 14, 15, 16, 17
-_HH = 18  # walls: h * h
-_FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2 = 19, 20, 21, 22, 23, 24, 25, 26, 27
+_HH, _WDELTA = 18, 19  # walls: |d|^2 and the overlap
+_FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2 = 20, 21, 22, 23, 24, 25, 26, 27, 28
 #: first column of the law's parameters, then its history (``contact_law.law_kernels``)
-LAW_COLUMN = 28
+LAW_COLUMN = 29
+#: a wall contact's |d| is at least this fraction of the radius (module docstring)
+MIN_WALL_DISTANCE = 1e-6
 
 
 @template("inline")
@@ -198,11 +209,14 @@ def wall_chunk(c0, count, sel, n_walls, position, velocity, angular_velocity, ra
         h = ((position[i, 0] - wall_point[w, 0]) * nx
              + (position[i, 1] - wall_point[w, 1]) * ny
              + (position[i, 2] - wall_point[w, 2]) * nz)
-        buf[_DX * C + t] = h * nx
-        buf[_DY * C + t] = h * ny
-        buf[_DZ * C + t] = h * nz
-        buf[_HH * C + t] = h * h
-        buf[_RI * C + t] = radius[i]
+        ri = radius[i]
+        hd = max(h, MIN_WALL_DISTANCE * ri)
+        buf[_DX * C + t] = hd * nx
+        buf[_DY * C + t] = hd * ny
+        buf[_DZ * C + t] = hd * nz
+        buf[_HH * C + t] = hd * hd
+        buf[_WDELTA * C + t] = ri - h
+        buf[_RI * C + t] = ri
         buf[_V0 * C + t] = velocity[i, 0] - wall_velocity[w, 0]
         buf[_V1 * C + t] = velocity[i, 1] - wall_velocity[w, 1]
         buf[_V2 * C + t] = velocity[i, 2] - wall_velocity[w, 2]
@@ -213,9 +227,8 @@ def wall_chunk(c0, count, sel, n_walls, position, velocity, angular_velocity, ra
         gather_law_columns(buf, t, params, wall_material[w], material[i], history, c)
     for t in range(C):
         ri = buf[_RI * C + t]
-        rsq = buf[_HH * C + t]
-        g = (buf[_DX * C + t], buf[_DY * C + t], buf[_DZ * C + t], rsq, ri - math.sqrt(rsq),
-             ri, 0.0, ri, buf[_MI * C + t], buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
+        g = (buf[_DX * C + t], buf[_DY * C + t], buf[_DZ * C + t], buf[_HH * C + t],
+             buf[_WDELTA * C + t], ri, 0.0, ri, buf[_MI * C + t], buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
              buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
         store_law_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
     for t in range(count):
@@ -236,7 +249,8 @@ def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, m
     """The law's contacts of owned particles with planar walls.
 
     The wall is the partner: d = h n from the plane to the centre (h the
-    signed distance along the wall's unit normal), rj = 0, R* = ri, M* = mi.
+    signed distance along the wall's unit normal, at least MIN_WALL_DISTANCE
+    ri), delta = ri - h, rj = 0, R* = ri, M* = mi.
     ``wall_material`` (per wall: species, or the rigid material) and
     ``material`` (species per particle) index ``params``. Contact c =
     particle * n_walls + wall; ``flags`` (n * n_walls bytes); ``wall_force``

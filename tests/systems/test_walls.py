@@ -17,6 +17,8 @@ from helpers import add_particles, add_standard_systems, make_world
 from ecs_dem.components.walls import add_wall
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.linear_spring_dashpot import LinearSpringDashpotLaw
+from ecs_dem.systems.velocity_verlet import velocity_verlet
 from ecs_dem.systems.wall_contacts import WallContacts
 from ecs_dem.systems.wall_motion import WallMotion
 
@@ -175,3 +177,25 @@ def test_wall_measures_stress_displacement_and_strain():
     np.testing.assert_allclose(m["wall_stress"], [5.0 / 2e-4, 0.0, 0.0])
     np.testing.assert_allclose(m["wall_displacement"], [0.01, 0.005, 0.0])
     np.testing.assert_allclose(m["strain"], [0.0, 0.0, 0.015 / 0.10])
+
+
+@pytest.mark.parametrize("law_name", ["hertz", "linear"])
+@pytest.mark.parametrize("h", [0.0, -0.3 * R])
+def test_centre_on_or_behind_a_wall_is_pushed_back_out(law_name, h):
+    # a particle pushed through a wall (h <= 0) feels the force of its full overlap r - h along
+    # the wall normal, for every law: never NaN, never a pull further through
+    world = wall_world(dt=1e-7, restitution=1.0)
+    normal = np.array([0.0, 0.6, 0.8])
+    add_wall(world, (0, 0, 0), normal)
+    add_particles(world, h * normal, R)
+    kn = 1e3
+    law = HertzMindlinLaw() if law_name == "hertz" else LinearSpringDashpotLaw(kn, 0.0, 0.5)
+    first, second = velocity_verlet()
+    for s in (first, WallContacts(law), second):
+        world.add_system(s)
+    world.setup()
+    delta = R - h
+    expected = (4.0 / 3.0 * ESTAR_WALL * math.sqrt(R) * delta**1.5 if law_name == "hertz"
+                else kn * delta)
+    np.testing.assert_allclose(world.particles.force[0], expected * normal, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(world.particles.torque[0], 0.0)
