@@ -8,7 +8,7 @@ time series (kinetic energy, contacts, wall forces) every ``diagnostics_every``
 steps. The run ends with the fraction of kinetic energy left and the
 pressure on the floor against the weight of the bed.
 
-    python run/pour.py                          # defaults, about a minute
+    python run/pour.py                          # defaults, about 10 s
     python run/pour.py --set particles=20000 --set duration=0.8
     python run/pour.py --config my_pour.toml --show-config
 """

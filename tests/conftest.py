@@ -1,6 +1,6 @@
 """Shared fixtures. Helper functions live in tests/helpers.py (`from helpers import make_world`).
 
-Tests mirror the code layout: tests/ecs_dem (engine), tests/components,
+Tests mirror the code layout: tests/engine (ecs_dem/), tests/components,
 tests/systems (physics against analytic values), tests/run (drivers end to end).
 """
 import numpy as np

@@ -1,6 +1,6 @@
 """Helpers shared by the tests: small worlds built from the public API (import as `helpers`).
 
-Tests mirror the code layout: tests/ecs_dem (engine), tests/components,
+Tests mirror the code layout: tests/engine (ecs_dem/), tests/components,
 tests/systems (physics against analytic values), tests/run (drivers end to end).
 """
 from __future__ import annotations
