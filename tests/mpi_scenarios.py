@@ -216,3 +216,58 @@ def gather_pair_data(world, fields=("age", "first_gap", "code", "total")):
         assert not set(part) & set(merged), "a pair is listed on two ranks"
         merged.update(part)
     return merged
+
+
+# counts in REVERSE fields of several dtypes (tests of the reverse reduction)
+COUNT_FIELDS = (
+    Field("contacts_i32", np.int32, (), Halo.REVERSE, 0, "", "touching partners"),
+    Field("partner_gid_sum", np.int64, (), Halo.REVERSE, 0, "", "sum of the partners' gids"),
+    Field("half_contacts", np.float32, (), Halo.REVERSE, 0.0, "", "0.5 per touching partner"),
+    Field("contact_pair", np.int32, (2,), Halo.REVERSE, 0, "", "(1, 2) per touching partner"),
+)
+NAMES = tuple(f.name for f in COUNT_FIELDS)
+
+
+class CountContacts(System):
+    """Add to both particles of every touching pair (owned and ghost rows) in non-float64 fields."""
+
+    stage = Stage.FORCES
+    reads = {"pairs": ("i", "j")}
+    reads_ghosts = {"particles": ("position", "radius", "gid")}
+    accumulates = {"particles": NAMES}
+
+    def setup(self, world):
+        for f in COUNT_FIELDS:
+            world.particles.add_field(f)
+        self.on_ghosts = 0
+        self.from_other_ranks = 0
+
+    def run(self, world):
+        p, q = world.particles, world.pairs
+        x, r, gid = p.with_ghosts("position"), p.with_ghosts("radius"), p.with_ghosts("gid")
+        i, j = q.i.astype(np.int64), q.j.astype(np.int64)
+        touching = np.linalg.norm(x[i] - x[j], axis=1) < r[i] + r[j]
+        i, j = i[touching], j[touching]
+        both = np.concatenate([i, j])
+        np.add.at(p.with_ghosts("contacts_i32"), both, np.int32(1))
+        np.add.at(p.with_ghosts("partner_gid_sum"), both, np.concatenate([gid[j], gid[i]]))
+        np.add.at(p.with_ghosts("half_contacts"), both, np.float32(0.5))
+        np.add.at(p.with_ghosts("contact_pair"), both, np.array([1, 2], dtype=np.int32))
+        ghost = both[both >= p.n_owned]
+        self.on_ghosts = ghost.size
+        self.from_other_ranks = int(np.count_nonzero(~np.isin(gid[ghost], p.gid)))
+
+
+class ReadCounts(System):
+    """Reads one count on owners mid-step: the scheduler must reverse it before this runs."""
+
+    stage = Stage.FORCES
+    reads = {"particles": ("contacts_i32",)}
+    writes = {"particles": ("seen_contacts",)}
+
+    def setup(self, world):
+        world.particles.add_field(Field("seen_contacts", np.int64, (), Halo.LOCAL, -1))
+
+    def run(self, world):
+        p = world.particles
+        p.seen_contacts[...] = p.contacts_i32
