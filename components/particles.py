@@ -25,8 +25,12 @@ PARTICLE_FIELDS = (
     Field("species", np.int32, (), Halo.FORWARD, 0, "", "row of the species table"),
     Field("kind", np.int8, (), Halo.FORWARD, KIND_GRAIN, "", "0 grain, 1 membrane vertex"),
     Field("fixed", np.bool_, (), Halo.FORWARD, False, "",
-          "not integrated; acts as infinitely massive in contacts"),
+          "not accelerated by forces: moves at its own velocity (zero: stays put); acts as "
+          "infinitely massive in contacts"),
 )
+#: the wall a fixed particle moves with (``attach_to_wall``); added on first use
+WALL_FIELD = Field("wall", np.int32, (), Halo.FORWARD, -1, "",
+                   "wall this particle moves with (-1: none)")
 
 
 def create_particle_table(world, capacity: int = 1024) -> Table:
@@ -92,3 +96,38 @@ def add_particles(world, position, radius, species=0, *, velocity=None, angular_
             raise InputError("particles: gids must be unique")
         values["gid"] = gid
     return table.append(n, **values)
+
+
+# ------------------------------------------------------------ prescribed motion
+def fix_particles(world, gids) -> None:
+    """Clamp the particles with these gids: fixed, at rest (a clamped membrane rim)."""
+    rows = world.particles.rows_of(np.atleast_1d(gids))
+    world.particles.fixed[rows] = True
+    world.particles.velocity[rows] = 0.0
+    world.particles.angular_velocity[rows] = 0.0
+
+
+def move_particles(world, gids, velocity) -> None:
+    """Move these particles at a prescribed constant velocity (m/s), whatever the forces on them."""
+    v = np.asarray(velocity, dtype=np.float64)
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise InputError(f"move_particles: velocity must be a finite 3-vector in m/s (got {velocity})")
+    rows = world.particles.rows_of(np.atleast_1d(gids))
+    world.particles.fixed[rows] = True
+    world.particles.velocity[rows] = v
+    world.particles.angular_velocity[rows] = 0.0
+
+
+def attach_to_wall(world, gids, wall: int) -> None:
+    """Make these particles move with a wall (its prescribed or servo velocity, every step):
+    the end rings of a triaxial membrane follow the platens. The wall-motion system sets
+    their velocity (systems.wall_motion)."""
+    if "walls" not in world.tables or not 0 <= int(wall) < world.tables["walls"].n_owned:
+        raise InputError(f"attach_to_wall: wall {wall} does not exist (components.walls.add_wall)")
+    p = world.particles
+    p.add_field(WALL_FIELD)
+    rows = p.rows_of(np.atleast_1d(gids))
+    p.fixed[rows] = True
+    p.wall[rows] = int(wall)
+    p.velocity[rows] = world.tables["walls"].velocity[int(wall)]
+    p.angular_velocity[rows] = 0.0

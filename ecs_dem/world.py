@@ -139,6 +139,11 @@ class World:
     def skin(self) -> float:
         return self.domain.skin
 
+    @property
+    def is_setup(self) -> bool:
+        """True once the first step (or a restart) has set the world up."""
+        return self._is_setup
+
     def add_table(self, table: Table) -> Table:
         if table.name in self.tables:
             raise InputError(f"world already has a table named '{table.name}'")
@@ -160,13 +165,20 @@ class World:
             return tables[name]
         raise AttributeError(name)
 
-    def add_system(self, system: System) -> System:
+    def add_system(self, system: System, before=None) -> System:
+        """Add a system at the end, or just before the first system that is `before` (a system,
+        or an instance of `before` if it is a class). Order within a stage is list order."""
         if not isinstance(system, System):
             raise InputError(f"{system!r} is not an ecs_dem System")
         if self._is_prepared:
             system.setup(self)
             self._validate(system)
-        self.systems.append(system)
+        at = len(self.systems)
+        if before is not None:
+            match = (lambda s: isinstance(s, before)) if isinstance(before, type) else (
+                lambda s: s is before)
+            at = next((k for k, s in enumerate(self.systems) if match(s)), at)
+        self.systems.insert(at, system)
         self._by_stage = {}
         self._programs = {}
         return system

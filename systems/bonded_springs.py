@@ -1,17 +1,20 @@
-"""Linear springs between particles, referenced by gid: the bonded-element mechanism.
+"""Linear spring-dashpots between particles: membrane stretching (Goetz & Poeschel Eqs. (6)-(7)).
 
-A ``springs`` row joins particles ``vertex_a`` and ``vertex_b`` (gids) with a
-rest length, a stiffness and a dashpot. It is anchored to ``vertex_a``: it
-lives and migrates with that particle and is evaluated once by its owner.
-The engine keeps ``row_a`` and ``row_b`` at the local rows of the two
-vertices (``row_b`` the owned or ghost image nearest to ``vertex_a``:
-``ecs_dem.references``). Forces on a ghost ``vertex_b`` come home through the
-reverse reduction. The membrane's springs, hinges and patches follow the
-same pattern.
+Each row of the ``springs`` table (components.springs) joins two particles
+(membrane vertices, or any particles). Force on the first, a (Eq. (6) with
+the sign of ../shared/PHYSICS-NOTES.md, Membrane springs, as MercuryDPM):
 
-Force on a (Goetz & Poeschel Eq. (6) with the sign of PHYSICS-NOTES):
-F_a = -d_hat [k (|d| - L0) + c d_hat.(v_a - v_b)], d = x_a - x_b; F_b = -F_a.
-Units: N/m for k, N s/m for c.
+    F_a = -d^ [k (|d| - L0) + c d^ . (v_a - v_b)],   d = x_a - x_b,   F_b = -F_a
+
+with c = 2 gamma sqrt(k m_eff) for a membrane edge (gamma the damping ratio
+of the two-body oscillator, m_eff = m_a m_b / (m_a + m_b)) and
+k = sqrt(3)/2 E d (Eq. (7): an equilateral lattice is then a sheet of 2D
+modulus E d and Poisson ratio 1/3). Units: N/m for k, N s/m for c.
+
+The spring is evaluated by the owner of its first vertex; a force on a
+ghost second vertex comes home through the reverse reduction. A spring
+whose ends coincide (length 0: no direction) stops the run with an error
+naming it, before a NaN reaches the state.
 """
 from __future__ import annotations
 
@@ -19,49 +22,31 @@ import math
 
 import numpy as np
 
-from ecs_dem.errors import InputError
+from ecs_dem.errors import StateError
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
-from ecs_dem.table import Field, Halo, Table
 
-SPRING_FIELDS = (
-    Field("vertex_a", np.int64, (), Halo.LOCAL, -1, "", "gid of the anchor particle"),
-    Field("vertex_b", np.int64, (), Halo.LOCAL, -1, "", "gid of the other particle"),
-    Field("row_a", np.int32, (), Halo.LOCAL, -1, "", "local row of vertex_a (engine-resolved)"),
-    Field("row_b", np.int32, (), Halo.LOCAL, -1, "", "local row of vertex_b (engine-resolved)"),
-    Field("rest_length", np.float64, (), Halo.LOCAL, 0.0, "m", "rest length"),
-    Field("stiffness", np.float64, (), Halo.LOCAL, 0.0, "N/m", "spring constant k"),
-    Field("damping", np.float64, (), Halo.LOCAL, 0.0, "N s/m", "dashpot coefficient c"),
-)
-
-
-def add_springs(world, vertex_a, vertex_b, stiffness, damping=0.0, rest_length=None):
-    """Join particle gids pairwise; rest lengths default to the current distances."""
-    if "springs" not in world.tables:
-        world.add_table(Table("springs", SPRING_FIELDS, capacity=256, anchor=("particles", "vertex_a"),
-                              references={"row_a": "vertex_a", "row_b": "vertex_b"}))
-    a = np.asarray(vertex_a, dtype=np.int64)
-    b = np.asarray(vertex_b, dtype=np.int64)
-    if a.shape != b.shape or np.any(a == b):
-        raise InputError("springs: vertex_a and vertex_b must be equally long and distinct")
-    p = world.particles
-    if rest_length is None:
-        d = p.position[p.rows_of(a)] - p.position[p.rows_of(b)]
-        rest_length = np.linalg.norm(d, axis=1)
-    return world.springs.append(a.size, vertex_a=a, vertex_b=b, rest_length=rest_length,
-                                stiffness=stiffness, damping=damping)
+from ecs_dem.components.springs import add_springs, create_spring_table  # noqa: F401 (re-export)
 
 
 @kernel
-def spring_forces(row_a, row_b, rest_length, stiffness, damping, position, velocity, force):
-    """Accumulate linear spring-dashpot forces on both ends (see module docstring)."""
-    for s in range(row_a.size):
-        a = row_a[s]
-        b = row_b[s]
+def spring_forces(rows, rest_length, stiffness, damping, position, velocity, force):
+    """Accumulate Eq. (6) on both ends of every spring (module docstring).
+
+    Returns the first spring whose ends coincide (-1 if none); its force is not applied.
+    """
+    bad = -1
+    for s in range(rows.shape[0]):
+        a = rows[s, 0]
+        b = rows[s, 1]
         dx = position[a, 0] - position[b, 0]
         dy = position[a, 1] - position[b, 1]
         dz = position[a, 2] - position[b, 2]
         r = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if not r > 0.0:
+            if bad < 0:
+                bad = s
+            continue
         nx = dx / r
         ny = dy / r
         nz = dz / r
@@ -74,13 +59,35 @@ def spring_forces(row_a, row_b, rest_length, stiffness, damping, position, veloc
         force[b, 0] -= f * nx
         force[b, 1] -= f * ny
         force[b, 2] -= f * nz
+    return bad
+
+
+@kernel
+def spring_energies(rows, rest_length, stiffness, membrane, position, n_membranes):
+    """Elastic energy 1/2 k (|d| - L0)^2 summed per membrane id (J); index n_membranes: others."""
+    out = np.zeros(n_membranes + 1)
+    for s in range(rows.shape[0]):
+        a = rows[s, 0]
+        b = rows[s, 1]
+        d2 = 0.0
+        for c in range(3):
+            d = position[a, c] - position[b, c]
+            d2 += d * d
+        stretch = math.sqrt(d2) - rest_length[s]
+        m = membrane[s] if membrane[s] >= 0 else n_membranes
+        out[m] += 0.5 * stiffness[s] * stretch * stretch
+    return out
 
 
 class SpringForces(System):
-    """Forces of every spring in the ``springs`` table."""
+    """Forces of every spring in the ``springs`` table (membrane stretching, Eq. (6)).
+
+    ``max_stretch``: the longest a spring may get, as a multiple of its rest
+    length; it sets the ghost width this system needs.
+    """
 
     stage = Stage.FORCES
-    reads = {"springs": ("row_a", "row_b", "rest_length", "stiffness", "damping")}
+    reads = {"springs": ("rows", "rest_length", "stiffness", "damping", "membrane")}
     reads_ghosts = {"particles": ("position", "velocity")}
     accumulates = {"particles": ("force",)}
 
@@ -94,5 +101,11 @@ class SpringForces(System):
     def run(self, world) -> None:
         p = world.particles
         s = world.springs
-        spring_forces(s.row_a, s.row_b, s.rest_length, s.stiffness, s.damping,
-                      p.with_ghosts("position"), p.with_ghosts("velocity"), p.with_ghosts("force"))
+        bad = spring_forces(s.rows, s.rest_length, s.stiffness, s.damping,
+                            p.with_ghosts("position"), p.with_ghosts("velocity"),
+                            p.with_ghosts("force"))
+        if bad >= 0:
+            raise StateError(
+                f"step {world.step}: spring {int(s.gid[bad])} (membrane {int(s.membrane[bad])}, "
+                f"particles {s.vertices[bad].tolist()}) has collapsed to zero length: the membrane "
+                "folded onto itself; lower the time step or the load, or stiffen the membrane")

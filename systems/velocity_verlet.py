@@ -2,8 +2,10 @@
 
 First half (INTEGRATE_FIRST): v += dt/2 F/m; x += dt v; w += dt/2 T/I.
 Second half (INTEGRATE_SECOND): v += dt/2 F/m; w += dt/2 T/I.
-Fixed rows are not integrated. Symplectic and time-reversible for
-conservative forces: energy drifts only through round-off.
+Fixed rows feel no force: they move at their own (prescribed) velocity,
+x += dt v, which is zero for a particle that stays put. Symplectic and
+time-reversible for conservative forces: energy drifts only through
+round-off.
 """
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from ecs_dem.system import Stage, System
 def kick_drift(position, velocity, angular_velocity, force, torque, mass, inertia, fixed, dt):
     half = 0.5 * dt
     for i in range(mass.size):
-        if fixed[i]:
+        if fixed[i]:  # prescribed motion: its own velocity (zero for a particle at rest)
+            for a in range(3):
+                position[i, a] += dt * velocity[i, a]
             continue
         dtfm = half / mass[i]
         dtfi = half / inertia[i]

@@ -19,7 +19,7 @@ from . import contact_kernels
 from .contact_chunks import PairScratch
 from .contact_forces import check_time_step, history_columns
 from .contact_law import law_kernels, rigid_material
-from .wall_motion import WallMotion
+from .wall_motion import ensure_wall_motion
 
 
 class WallContacts(System):
@@ -57,8 +57,7 @@ class WallContacts(System):
         self._scratch = PairScratch(self._kernels.COLUMNS)
         ws = world.walls.species
         self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
-        if not world.has_system(WallMotion):
-            world.add_system(WallMotion())
+        ensure_wall_motion(world)
 
     def run(self, world) -> None:
         walls = world.walls

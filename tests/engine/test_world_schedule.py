@@ -286,6 +286,7 @@ def test_custom_constant_force_system_gives_uniform_acceleration(rng):
     p = world.particles
     x0 = p.position.copy()
     v0 = rng.normal(size=(5, 3)) * 0.1
+    v0[2] = (0.0, 1e-3, 0.0)  # a fixed particle feels no force and moves at its own velocity
     p.velocity[:] = v0
     p.fixed[2] = True
     force = np.array([0.0, 2e-6, -4e-6])
@@ -300,7 +301,8 @@ def test_custom_constant_force_system_gives_uniform_acceleration(rng):
     x = p.position[order]
     m = p.mass[order][:, None]
     expected = x0 + v0 * t + 0.5 * force / m * t * t
-    expected[2] = x0[2]
+    expected[2] = x0[2] + v0[2] * t
     np.testing.assert_allclose(x, expected, rtol=0, atol=1e-13)
     np.testing.assert_allclose(p.velocity[order][[0, 1, 3, 4]],
                                (v0 + force / m * t)[[0, 1, 3, 4]], rtol=1e-12)
+    np.testing.assert_array_equal(p.velocity[order][2], v0[2])
