@@ -5,6 +5,7 @@ inserts from the systems' declarations::
 
     step += 1
     INTEGRATE_FIRST systems            half kick + drift (owned rows)
+    time += dt                         (force systems see the time of the positions)
     domain: if some row moved > skin/2 since the last rebuild (or NaN: error),
         or an anchored table changed structurally:
         reverse pending accumulators, wrap periodic positions, migrate, sort
@@ -16,7 +17,6 @@ inserts from the systems' declarations::
                                        before its first accumulation this step
     INTEGRATE_SECOND systems           before each: reverse accumulated fields
                                        it reads on owners
-    time += dt
     OUTPUT systems whose ``every`` divides the step
     end of step: reverse accumulators nobody has read yet
 
@@ -468,6 +468,7 @@ class World:
         self.step += 1
         self.rebuilt_this_step = False
         self._run_systems(self.systems_in(Stage.INTEGRATE_FIRST))
+        self.time += self.dt  # the positions are now at the new time
         t0 = _time.perf_counter()
         rebuild = any([self.domain.needs_rebuild(t) for t in self.spatial_tables()])
         rebuild = rebuild or self._references_stale()
@@ -481,7 +482,6 @@ class World:
             self._rebuild_domain()
         self._forces()
         self._run_systems(self.systems_in(Stage.INTEGRATE_SECOND))
-        self.time += self.dt
         self._output()
         self._flush_reverse()
 

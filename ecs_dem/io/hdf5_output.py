@@ -89,12 +89,16 @@ class Hdf5Output:
         self.snapshots = keep
         self.shared.flush()
 
-    def write_snapshot(self, step: int, time: float, table, fields, connectivity=None) -> None:
+    def write_snapshot(self, step: int, time: float, table, fields, connectivity=None,
+                       element_data=None) -> None:
         """Owned rows of `fields` of `table` from every rank (collective: all ranks call it).
 
         `connectivity` maps dataset names to (m, k) arrays of gids of `table`'s
         rows (each rank its own elements, e.g. the triangles it owns); they are
         written as rows of this snapshot, wherever the vertices live.
+        `element_data` maps further dataset names to per-element arrays in the
+        same order (e.g. ``triangle_membrane``); ParaView shows a
+        ``triangle_<name>`` dataset as a cell attribute of the triangles.
         """
         group = f"snapshots/{step:09d}"
         meta = {}
@@ -106,6 +110,10 @@ class Hdf5Output:
             rows = self._file_rows(table, np.asarray(gids, dtype=np.int64), offset, name)
             _, total = self.shared.write_rows(group, name, rows)
             meta[name] = ((total, *rows.shape[1:]), rows.dtype)
+        for name, data in (element_data or {}).items():
+            data = np.ascontiguousarray(data)
+            _, total = self.shared.write_rows(group, name, data)
+            meta[name] = ((total, *data.shape[1:]), data.dtype)
         if self.shared.writes_metadata:
             g = self.shared.file[group]
             g.attrs["step"] = step
@@ -167,27 +175,30 @@ class SnapshotWriter(System):
     """Write the owned rows of some fields of a table every `every` steps (collective).
 
     ``connectivity`` maps a dataset name to (element table, gid field), e.g.
-    ``{"triangles": ("triangles", "vertices")}``: the owned elements are
-    written as rows of the snapshot (``Hdf5Output.write_snapshot``), so
-    ParaView draws the surface right on any number of ranks.
+    ``{"triangles": ("membrane_triangles", "vertices")}``: the owned elements
+    are written as rows of the snapshot (``Hdf5Output.write_snapshot``), so
+    ParaView draws the surface right on any number of ranks;
+    ``element_data`` maps dataset names to (element table, field) written
+    alongside, element by element (``{"triangle_membrane": ("membrane_triangles",
+    "membrane")}``).
     """
 
     stage = Stage.OUTPUT
 
     def __init__(self, output: Hdf5Output, every: int,
                  fields=("gid", "position", "velocity", "angular_velocity", "radius", "species"),
-                 table="particles", connectivity=None):
+                 table="particles", connectivity=None, element_data=None):
         self.output = output
         self.every = max(int(every), 1)
         self.fields = tuple(fields)
         self.table = table
         self.connectivity = dict(connectivity or {})
+        self.element_data = dict(element_data or {})
         self.reads = {table: self.fields}
-        for name, (etable, field) in self.connectivity.items():
+        for etable, field in (*self.connectivity.values(), *self.element_data.values()):
             self.reads = {**self.reads, etable: (*self.reads.get(etable, ()), field)}
 
     def run(self, world) -> None:
-        conn = {name: world.table(etable).owned(field)
-                for name, (etable, field) in self.connectivity.items()}
+        pick = lambda spec: {name: world.table(t).owned(f) for name, (t, f) in spec.items()}  # noqa: E731
         self.output.write_snapshot(world.step, world.time, world.table(self.table), self.fields,
-                                   conn)
+                                   pick(self.connectivity), pick(self.element_data))

@@ -4,7 +4,7 @@ One temporal collection "particles" (Polyvertex: one point per particle, with
 every written field as a point attribute) and, when snapshots hold a
 ``triangles`` dataset (rows of vertex indices into that snapshot's
 ``position``), a temporal collection "membrane" of triangles on the same
-points. The HDF5 file is referred to by its base name, so the two files can
+points, with each ``triangle_<name>`` dataset as a cell attribute ``<name>``. The HDF5 file is referred to by its base name, so the two files can
 be moved together. Open the ``.xdmf`` file in ParaView with the
 "Xdmf3ReaderS" (or "XDMF Reader") and render points as spheres scaled by
 ``radius``.
@@ -40,7 +40,7 @@ def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
                  '<Geometry GeometryType="XYZ">',
                  _item(h5name, f"{group}/position", *fields["position"]), "</Geometry>"]
         for name, (shape, dtype) in fields.items():
-            if name in ("position", "triangles"):
+            if name in ("position", "triangles") or name.startswith("triangle_"):
                 continue
             kind = "Vector" if len(shape) == 2 and shape[1] == 3 else "Scalar"
             if len(shape) > 2 or (len(shape) == 2 and shape[1] != 3):
@@ -56,7 +56,12 @@ def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
                 f'<Topology TopologyType="Triangle" NumberOfElements="{tshape[0]}">',
                 _item(h5name, f"{group}/triangles", tshape, tdtype), "</Topology>",
                 '<Geometry GeometryType="XYZ">',
-                _item(h5name, f"{group}/position", *fields["position"]), "</Geometry>", "</Grid>"]))
+                _item(h5name, f"{group}/position", *fields["position"]), "</Geometry>",
+                *(f'<Attribute Name="{escape(name[len("triangle_"):])}" AttributeType="Scalar" '
+                  f'Center="Cell">' + _item(h5name, f"{group}/{name}", shape, dtype) + "</Attribute>"
+                  for name, (shape, dtype) in fields.items()
+                  if name.startswith("triangle_") and len(shape) == 1 and shape[0] == tshape[0]),
+                "</Grid>"]))
     body = ['<?xml version="1.0" ?>', '<Xdmf Version="3.0">', "<Domain>",
             '<Grid Name="particles" GridType="Collection" CollectionType="Temporal">',
             *particle_grids, "</Grid>"]

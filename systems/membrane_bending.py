@@ -1,0 +1,232 @@
+"""Membrane bending: elastic and dissipative hinge forces (Goetz & Poeschel Eqs. (8)-(16)).
+
+For a hinge (x1, x2, x3, x4) (wings x1, x2; shared edge from x3 to x4,
+e = x4 - x3; components.membrane_topology), following Bridson et al. (2003)
+and ../shared/PHYSICS-NOTES.md (Membrane bending):
+
+* n1 = (x1 - x3) x (x1 - x4), n2 = (x2 - x4) x (x2 - x3) (Eqs. 8-9; outward,
+  |n| = 2 x area); the signed angle
+  theta = atan2((n1^ x n2^) . e^, n1^ . n2^) (Eq. 10 with unit normals), and
+  theta0 the same on the initial mesh;
+* u1 = |e| n1/|n1|^2, u2 = |e| n2/|n2|^2 (Eqs. 13-14),
+  u3 = (x1 - x4).e/|e| n1/|n1|^2 + (x2 - x4).e/|e| n2/|n2|^2 (Eq. 15),
+  u4 = -(x1 - x3).e/|e| n1/|n1|^2 - (x2 - x3).e/|e| n2/|n2|^2 (Eq. 16 with the
+  sign of PHYSICS-NOTES: both terms negative, as in Bridson); then
+  u_i = -d theta / d x_i, so the four forces sum to zero and carry no torque;
+* elastic (Eq. 11): F_i = k_el |e|^2 / (|n1| + |n2|) (sin(theta/2) - sin(theta0/2)) u_i,
+  restoring theta towards theta0;
+* dissipative (Eq. 12 as PHYSICS-NOTES reads it): omega = sum_j u_j . v_j
+  (= -d theta/dt), F_i = -k_diss |e| omega u_i, whose power -k_diss |e| omega^2
+  is never positive.
+
+Units: k_el in N m, k_diss in N s (the paper writes N/m and Ns/m). Convention
+(per membrane): "paper" is the printed formula; "mercurydpm" uses triangle
+areas where Bridson uses |n| = 2 A, i.e. 4 times the force at equal
+constants (the convention the paper's triaxial values were most likely given
+in; PHYSICS-NOTES). Current normals and areas are used throughout.
+
+Each hinge is evaluated by the owner of x1 (its anchor); forces on ghost
+vertices come home through the reverse reduction. A hinge whose triangle has
+(nearly) no area, or that folds more than ``max_fold`` away from its rest
+angle (an inverted triangle), stops the run with an error naming the
+membrane, the hinge's vertices and the step, before a NaN can reach the
+state; this check runs even when both bending constants are zero.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ecs_dem.errors import StateError
+from ecs_dem.jit import inline, kernel
+from ecs_dem.system import Stage, System
+
+#: convention factor on the force: 1 (paper), 4 (mercurydpm)
+CONVENTION_FACTOR = np.array([1.0, 4.0])
+DEGENERATE = 1
+FOLDED = 2
+
+
+@inline
+def hinge_geometry(x, a, b, c, d):
+    """theta, |e|, and the four u_i of the hinge at rows (a, b, c, d) = (x1, x2, x3, x4).
+
+    Returns (theta, elen, n1len, n2len, u1 (3), u2 (3), u3 (3), u4 (3)) as a flat tuple;
+    n1len or n2len 0 means a degenerate triangle (the u are then meaningless).
+    """
+    ex = x[d, 0] - x[c, 0]
+    ey = x[d, 1] - x[c, 1]
+    ez = x[d, 2] - x[c, 2]
+    # n1 = (x1 - x3) x (x1 - x4)
+    p0, p1, p2 = x[a, 0] - x[c, 0], x[a, 1] - x[c, 1], x[a, 2] - x[c, 2]
+    q0, q1, q2 = x[a, 0] - x[d, 0], x[a, 1] - x[d, 1], x[a, 2] - x[d, 2]
+    n10 = p1 * q2 - p2 * q1
+    n11 = p2 * q0 - p0 * q2
+    n12 = p0 * q1 - p1 * q0
+    # n2 = (x2 - x4) x (x2 - x3)
+    r0, r1, r2 = x[b, 0] - x[d, 0], x[b, 1] - x[d, 1], x[b, 2] - x[d, 2]
+    s0, s1, s2 = x[b, 0] - x[c, 0], x[b, 1] - x[c, 1], x[b, 2] - x[c, 2]
+    n20 = r1 * s2 - r2 * s1
+    n21 = r2 * s0 - r0 * s2
+    n22 = r0 * s1 - r1 * s0
+    e2 = ex * ex + ey * ey + ez * ez
+    elen = math.sqrt(e2)
+    n1sq = n10 * n10 + n11 * n11 + n12 * n12
+    n2sq = n20 * n20 + n21 * n21 + n22 * n22
+    n1len = math.sqrt(n1sq)
+    n2len = math.sqrt(n2sq)
+    if not (n1len > 1e-8 * e2 and n2len > 1e-8 * e2 and elen > 0.0):
+        z = 0.0
+        return (0.0, elen, 0.0, 0.0, z, z, z, z, z, z, z, z, z, z, z, z)
+    # theta = atan2((n1^ x n2^) . e^, n1^ . n2^), with the common positive factors dropped
+    cx = n11 * n22 - n12 * n21
+    cy = n12 * n20 - n10 * n22
+    cz = n10 * n21 - n11 * n20
+    theta = math.atan2((cx * ex + cy * ey + cz * ez) / elen, n10 * n20 + n11 * n21 + n12 * n22)
+    w1 = elen / n1sq
+    w2 = elen / n2sq
+    # projections of the wing vertices on the edge, over |e|^2 (times |e| below)
+    t14 = ((x[a, 0] - x[d, 0]) * ex + (x[a, 1] - x[d, 1]) * ey + (x[a, 2] - x[d, 2]) * ez) / e2
+    t24 = ((x[b, 0] - x[d, 0]) * ex + (x[b, 1] - x[d, 1]) * ey + (x[b, 2] - x[d, 2]) * ez) / e2
+    t13 = ((x[a, 0] - x[c, 0]) * ex + (x[a, 1] - x[c, 1]) * ey + (x[a, 2] - x[c, 2]) * ez) / e2
+    t23 = ((x[b, 0] - x[c, 0]) * ex + (x[b, 1] - x[c, 1]) * ey + (x[b, 2] - x[c, 2]) * ez) / e2
+    # (x1 - x4).e/|e| n1/|n1|^2 = t14 * w1 * n1 (w1 carries |e|)
+    return (theta, elen, n1len, n2len,
+            w1 * n10, w1 * n11, w1 * n12,
+            w2 * n20, w2 * n21, w2 * n22,
+            t14 * w1 * n10 + t24 * w2 * n20, t14 * w1 * n11 + t24 * w2 * n21,
+            t14 * w1 * n12 + t24 * w2 * n22,
+            -t13 * w1 * n10 - t23 * w2 * n20, -t13 * w1 * n11 - t23 * w2 * n21,
+            -t13 * w1 * n12 - t23 * w2 * n22)
+
+
+@inline
+def wrapped(angle):
+    """angle mapped into (-pi, pi]."""
+    return angle - 2.0 * math.pi * math.floor((angle + math.pi) / (2.0 * math.pi))
+
+
+@kernel
+def bending_forces(rows, rest_angle, membrane, k_el, k_diss, factor, position, velocity, force,
+                   max_fold):
+    """Accumulate Eqs. (11)-(12) of every hinge into the four vertex rows (module docstring).
+
+    k_el, k_diss, factor are per membrane. Returns (first bad hinge, kind): kind 1 a
+    degenerate triangle, 2 a fold beyond max_fold from the rest angle; (-1, 0) if none.
+    Bad hinges contribute no force.
+    """
+    bad = -1
+    kind = 0
+    u = np.empty((4, 3))
+    for h in range(rows.shape[0]):
+        a = rows[h, 0]
+        b = rows[h, 1]
+        c = rows[h, 2]
+        d = rows[h, 3]
+        g = hinge_geometry(position, a, b, c, d)
+        theta = g[0]
+        elen = g[1]
+        n1len = g[2]
+        n2len = g[3]
+        if n1len == 0.0:
+            if bad < 0:
+                bad = h
+                kind = DEGENERATE
+            continue
+        if abs(wrapped(theta - rest_angle[h])) > max_fold:
+            if bad < 0:
+                bad = h
+                kind = FOLDED
+            continue
+        m = membrane[h]
+        kel = k_el[m]
+        kdiss = k_diss[m]
+        if kel == 0.0 and kdiss == 0.0:
+            continue
+        for k in range(4):
+            for c3 in range(3):
+                u[k, c3] = g[4 + 3 * k + c3]
+        omega = 0.0
+        for c3 in range(3):
+            omega += (u[0, c3] * velocity[a, c3] + u[1, c3] * velocity[b, c3]
+                      + u[2, c3] * velocity[c, c3] + u[3, c3] * velocity[d, c3])
+        elastic = kel * elen * elen / (n1len + n2len) * (
+            math.sin(0.5 * theta) - math.sin(0.5 * rest_angle[h]))
+        coefficient = factor[m] * (elastic - kdiss * elen * omega)
+        for c3 in range(3):
+            force[a, c3] += coefficient * u[0, c3]
+            force[b, c3] += coefficient * u[1, c3]
+            force[c, c3] += coefficient * u[2, c3]
+            force[d, c3] += coefficient * u[3, c3]
+    return bad, kind
+
+
+@kernel
+def bending_energies(rows, rest_angle, membrane, k_el, factor, position, n_membranes):
+    """Elastic bending energy per membrane (J): C [2 (cos(theta0/2) - cos(theta/2))
+    - (theta - theta0) sin(theta0/2)], the integral of Eq. (11) over theta at the current
+    C = factor k_el |e|^2 / (|n1| + |n2|)."""
+    out = np.zeros(n_membranes)
+    for h in range(rows.shape[0]):
+        g = hinge_geometry(position, rows[h, 0], rows[h, 1], rows[h, 2], rows[h, 3])
+        if g[2] == 0.0:
+            continue
+        m = membrane[h]
+        theta, theta0 = g[0], rest_angle[h]
+        cc = factor[m] * k_el[m] * g[1] * g[1] / (g[2] + g[3])
+        out[m] += cc * (2.0 * (math.cos(0.5 * theta0) - math.cos(0.5 * theta))
+                        - (theta - theta0) * math.sin(0.5 * theta0))
+    return out
+
+
+def membrane_constants(membranes):
+    """(k_el, k_diss, convention factor) per membrane, as kernel arrays."""
+    return (np.ascontiguousarray(membranes.bending_stiffness),
+            np.ascontiguousarray(membranes.bending_damping),
+            CONVENTION_FACTOR[membranes.bending_convention])
+
+
+class MembraneBending(System):
+    """Bending forces of every hinge (module docstring), and the fold check.
+
+    ``max_fold`` [rad]: how far a hinge may turn from its rest angle before
+    the run stops (default 170 degrees: an inverted triangle). ``max_stretch``:
+    longest a hinge may get relative to its initial extent (ghost width).
+    """
+
+    stage = Stage.FORCES
+    reads = {"membrane_hinges": ("rows", "rest_angle", "membrane"),
+             "membranes": ("bending_stiffness", "bending_damping", "bending_convention")}
+    reads_ghosts = {"particles": ("position", "velocity")}
+    accumulates = {"particles": ("force",)}
+
+    def __init__(self, max_fold: float = np.radians(170.0), max_stretch: float = 1.5):
+        self.max_fold = float(max_fold)
+        self.max_stretch = float(max_stretch)
+
+    def interaction_range(self, world) -> float:
+        """The largest distance from a hinge's anchor x1 to its other vertices, stretched."""
+        h = world.membrane_hinges
+        if h.n_owned == 0:
+            return 0.0
+        p = world.particles
+        x = p.position[p.rows_of(h.vertices.ravel())].reshape(-1, 4, 3)
+        return self.max_stretch * float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
+
+    def run(self, world) -> None:
+        h = world.membrane_hinges
+        p = world.particles
+        k_el, k_diss, factor = membrane_constants(world.membranes)
+        bad, kind = bending_forces(h.rows, h.rest_angle, h.membrane, k_el, k_diss, factor,
+                                   p.with_ghosts("position"), p.with_ghosts("velocity"),
+                                   p.with_ghosts("force"), self.max_fold)
+        if bad >= 0:
+            what = ("one of its triangles has collapsed to (nearly) zero area" if kind == DEGENERATE
+                    else f"it folded more than {np.degrees(self.max_fold):.0f} degrees from its rest "
+                         "angle (an inverted triangle)")
+            raise StateError(
+                f"step {world.step}: membrane {int(h.membrane[bad])}, hinge on vertices "
+                f"{h.vertices[bad].tolist()}: {what}. The membrane is crushed or the time step "
+                "is too large: lower dt or the load, or refine the mesh; the last output and "
+                "checkpoint are intact")

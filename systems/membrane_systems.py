@@ -1,0 +1,35 @@
+"""The membrane's systems in one call, and a snapshot writer that draws its surface.
+
+``membrane_systems()`` gives the force systems of Goetz & Poeschel Sect. 2.3-2.6
+in the order a driver adds them (after the contact systems, before the
+integrator's second half): stretching (systems.bonded_springs, Eq. 6),
+bending (systems.membrane_bending, Eqs. 8-16, with the fold check) and the
+confining stress (systems.membrane_pressure, Eqs. 18-19).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_dem.io.hdf5_output import SnapshotWriter
+
+from .bonded_springs import SpringForces
+from .membrane_bending import MembraneBending
+from .membrane_pressure import MembranePressure
+
+SNAPSHOT_FIELDS = ("gid", "position", "velocity", "radius", "species", "membrane")
+
+
+def membrane_systems(max_stretch: float = 1.5, max_fold: float = np.radians(170.0)) -> list:
+    """[stretching, bending, confining stress]; ``max_stretch`` bounds how long an element may
+    get relative to its initial size (it sets the ghost width), ``max_fold`` how far a hinge
+    may turn from its rest angle before the run stops."""
+    return [SpringForces(max_stretch), MembraneBending(max_fold, max_stretch),
+            MembranePressure(max_stretch)]
+
+
+def membrane_snapshot_writer(output, every: int, fields=SNAPSHOT_FIELDS) -> SnapshotWriter:
+    """Snapshots of every particle with the membranes' triangles (rows of the snapshot) and
+    each triangle's membrane id, for ParaView and ``components.mesh_io.surface_from_snapshot``."""
+    return SnapshotWriter(output, every, fields,
+                          connectivity={"triangles": ("membrane_triangles", "vertices")},
+                          element_data={"triangle_membrane": ("membrane_triangles", "membrane")})

@@ -1,0 +1,125 @@
+"""Membrane bending (systems/membrane_bending.py) against Eqs. (8)-(16) and their invariants.
+
+Conventions of ../shared/PHYSICS-NOTES.md (Membrane bending): wings x1, x2, edge x3 -> x4,
+theta = atan2((n1^ x n2^) . e^, n1^ . n2^), u_i = -d theta/d x_i (checked here by finite
+differences), F_el,i = k_el |e|^2/(|n1| + |n2|) (sin(theta/2) - sin(theta0/2)) u_i,
+F_diss,i = -k_diss |e| omega u_i with omega = sum u_j . v_j.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from ecs_dem.components.membrane_topology import dihedral_angles
+from ecs_dem.systems.membrane_bending import DEGENERATE, FOLDED, bending_forces, hinge_geometry
+
+ROWS = np.array([[0, 1, 2, 3]], dtype=np.int32)
+
+
+def forces(x, v=None, theta0=0.0, k_el=1.0, k_diss=0.0, factor=1.0, max_fold=3.0):
+    f = np.zeros((4, 3))
+    bad, kind = bending_forces(ROWS, np.array([theta0]), np.zeros(1, np.int32), np.array([k_el]),
+                               np.array([k_diss]), np.array([factor]), x,
+                               np.zeros((4, 3)) if v is None else v, f, max_fold)
+    return f, bad, kind
+
+
+def geometry(x):
+    g = hinge_geometry(x, 0, 1, 2, 3)
+    return g[0], g[1], g[2], g[3], np.array(g[4:]).reshape(4, 3)
+
+
+def folded_hinge(L=1.0, h=0.8, fold=0.3):
+    """Edge x3 = 0 -> x4 = L e_y; wing x1 at distance h on -x, wing x2 rotated by `fold` about y."""
+    x3, x4 = np.zeros(3), np.array([0.0, L, 0.0])
+    x1 = np.array([-h, 0.3 * L, 0.0])
+    x2 = np.array([h * math.cos(fold), 0.6 * L, h * math.sin(fold)])
+    return np.array([x1, x2, x3, x4])
+
+
+def random_hinges(rng, n=50):
+    for _ in range(n):
+        x = folded_hinge(L=rng.uniform(0.5, 2), h=rng.uniform(0.3, 1.5), fold=rng.uniform(-2.5, 2.5))
+        yield x + rng.normal(scale=0.05, size=x.shape) + rng.normal(size=3)
+
+
+def test_theta_matches_the_topology_helper_and_u_is_minus_the_gradient(rng):
+    for x in random_hinges(rng):
+        theta, *_, u = geometry(x)
+        assert theta == pytest.approx(dihedral_angles(x, ROWS.astype(np.int64))[0], abs=1e-12)
+        grad = np.zeros((4, 3))
+        for i in range(4):
+            for c in range(3):
+                h = 1e-6
+                xp, xm = x.copy(), x.copy()
+                xp[i, c] += h
+                xm[i, c] -= h
+                grad[i, c] = (dihedral_angles(xp, ROWS)[0] - dihedral_angles(xm, ROWS)[0]) / (2 * h)
+        np.testing.assert_allclose(u, -grad, rtol=0, atol=1e-7 * np.abs(u).max())
+
+
+def test_forces_sum_to_zero_with_no_net_torque(rng):
+    for x in random_hinges(rng):
+        f, bad, _ = forces(x, v=rng.normal(size=(4, 3)), theta0=0.2, k_el=2.0, k_diss=0.5)
+        assert bad == -1
+        scale = np.abs(f).max()
+        assert scale > 0
+        np.testing.assert_allclose(f.sum(axis=0), 0.0, atol=1e-13 * scale)
+        np.testing.assert_allclose(np.cross(x, f).sum(axis=0), 0.0, atol=1e-12 * scale * np.abs(x).max())
+
+
+def test_flat_hinge_and_hinge_at_rest_feel_no_force():
+    flat = folded_hinge(fold=0.0)
+    assert geometry(flat)[0] == pytest.approx(0.0, abs=1e-15)
+    np.testing.assert_array_equal(forces(flat)[0], 0.0)
+    bent = folded_hinge(fold=0.7)
+    theta = geometry(bent)[0]
+    f, _, _ = forces(bent, theta0=theta)
+    np.testing.assert_allclose(f, 0.0, atol=1e-15)
+
+
+def test_symmetric_bend_has_the_magnitude_of_eq_11():
+    L, h, fold, k_el = 1.3, 0.7, 0.4, 3.0
+    x = folded_hinge(L, h, fold)
+    # the test's own geometry: |e| = L, |n1| = |n2| = L h (twice the wing areas); the two
+    # outward normals (-e_z for wing 1, (-sin fold, 0, cos fold) turned) meet at |theta| = fold
+    n_len = L * h
+    expected_theta = fold
+    f, _, _ = forces(x, k_el=k_el)
+    theta = geometry(x)[0]
+    assert abs(theta) == pytest.approx(expected_theta, rel=1e-12)
+    magnitude = k_el * L**2 / (2 * n_len) * abs(math.sin(theta / 2)) * (L / n_len)  # |u1| = |e|/|n1|
+    assert np.linalg.norm(f[0]) == pytest.approx(magnitude, rel=1e-12)
+    assert np.linalg.norm(f[1]) == pytest.approx(magnitude, rel=1e-12)
+    # restoring: a small step along the forces reduces |theta - theta0|
+    step = 1e-4 * f / np.abs(f).max()
+    assert abs(geometry(x + step)[0]) < abs(theta)
+
+
+def test_mercurydpm_convention_is_four_times_the_paper(rng):
+    x = next(random_hinges(rng, 1))
+    paper, _, _ = forces(x, k_el=1.5, k_diss=0.3, v=np.ones((4, 3)), factor=1.0)
+    mdpm, _, _ = forces(x, k_el=1.5, k_diss=0.3, v=np.ones((4, 3)), factor=4.0)
+    np.testing.assert_allclose(mdpm, 4.0 * paper, rtol=1e-15)
+
+
+def test_dissipative_forces_never_inject_power(rng):
+    powers = []
+    for x in random_hinges(rng):
+        v = rng.normal(size=(4, 3))
+        f, _, _ = forces(x, v=v, k_el=0.0, k_diss=2.0)
+        theta, elen, *_, u = geometry(x)
+        omega = np.sum(u * v)
+        powers.append(np.sum(f * v))
+        assert powers[-1] == pytest.approx(-2.0 * elen * omega**2, rel=1e-10)
+    assert max(powers) <= 0.0 and min(powers) < 0.0
+
+
+def test_degenerate_and_folded_hinges_are_reported_without_forces():
+    x = folded_hinge()
+    x[0] = x[2] + 0.5 * (x[3] - x[2])  # wing 1 on the edge: zero area
+    f, bad, kind = forces(x)
+    assert (bad, kind) == (0, DEGENERATE) and not np.any(f)
+    f, bad, kind = forces(folded_hinge(fold=2.9), max_fold=np.radians(150))
+    assert (bad, kind) == (0, FOLDED) and not np.any(f)
+    assert np.all(np.isfinite(f))
