@@ -186,6 +186,9 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     first = world.particles.next_gid
     rows = add_particles(world, x, radius, species, mass=mass, kind=KIND_MEMBRANE_VERTEX)
     world.particles.membrane[rows] = mid
+    # MSS_particle: vertex spheres touch grains, never each other; MSS_patch: grains touch the
+    # triangles, not the vertices
+    world.particles.contact_group[rows] = mid if contact == "particle" else -2
     gid = world.particles.gid[rows]
     emap = edge_map(tri)
     _add_edge_springs(world, gid, emap.edges, x, mass, youngs_modulus, thickness, damping_ratio, mid)

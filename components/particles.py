@@ -27,6 +27,9 @@ PARTICLE_FIELDS = (
     Field("fixed", np.bool_, (), Halo.FORWARD, False, "",
           "not accelerated by forces: moves at its own velocity (zero: stays put); acts as "
           "infinitely massive in contacts"),
+    Field("contact_group", np.int32, (), Halo.FORWARD, -1, "",
+          "-1 touches every particle; g >= 0 not those of the same group (a membrane's "
+          "vertex spheres); -2 no particle-particle contacts (vertices of a patch membrane)"),
 )
 #: the wall a fixed particle moves with (``attach_to_wall``); added on first use
 WALL_FIELD = Field("wall", np.int32, (), Halo.FORWARD, -1, "",

@@ -56,8 +56,8 @@ def bounds(position, n):
 
 
 @kernel
-def build_pairs_half_stencil(position, radius, gid, fixed, n_owned, skin, cell_start, cell_rows,
-                             dims, pair_i, pair_j, gid_i, gid_j):
+def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin, cell_start,
+                             cell_rows, dims, pair_i, pair_j, gid_i, gid_j):
     """Half Verlet list from linked cells: pairs closer than r_i + r_j + skin, each once globally.
 
     Each unordered pair of rows is met once: a row pairs with the rows after
@@ -68,7 +68,9 @@ def build_pairs_half_stencil(position, radius, gid, fixed, n_owned, skin, cell_s
     y + 1; and in the three rows y - 1..y + 1 of the layer z + 1), scanned over
     copies of position and radius in binned order. Pair rule
     (ecs_dem.domain): two ghost rows are never paired; an owned row pairs with
-    a ghost row only if its gid is lower; pairs of two fixed rows are skipped.
+    a ghost row only if its gid is lower; pairs of two fixed rows are skipped, and so are
+    pairs by contact group (components.particles: two rows of the same group >= 0, or a row
+    of group -2).
     Each stored pair has gid_i < gid_j (so per-pair history never changes
     sign), with its rows in pair_i, pair_j and its gids in gid_i, gid_j.
 
@@ -122,6 +124,7 @@ def build_pairs_half_stencil(position, radius, gid, fixed, n_owned, skin, cell_s
                     ri = xs[s, 3]
                     gi = gid[i]
                     fi = fixed[i]
+                    gri = group[i]
                     i_owned = i < n_owned
                     run_first[0] = s + 1
                     # candidates closer than the cut-off, branch-free
@@ -146,6 +149,9 @@ def build_pairs_half_stencil(position, radius, gid, fixed, n_owned, skin, cell_s
                             if j_owned and gj > gi:
                                 continue
                         if fi and fixed[j]:
+                            continue
+                        grj = group[j]
+                        if (gri == grj and gri >= 0) or gri == -2 or grj == -2:
                             continue
                         if count < cap:
                             if gi < gj:

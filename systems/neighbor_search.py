@@ -83,7 +83,7 @@ class NeighborSearch(System):
     """
 
     stage = Stage.NEIGHBORS
-    reads_ghosts = {"particles": ("position", "radius", "gid", "fixed")}
+    reads_ghosts = {"particles": ("position", "radius", "gid", "fixed", "contact_group")}
     builds = ("pairs",)
 
     def __init__(self):
@@ -117,6 +117,7 @@ class NeighborSearch(System):
         radius = particles.with_ghosts("radius")
         gid = particles.with_ghosts("gid")
         fixed = particles.with_ghosts("fixed")
+        group = particles.with_ghosts("contact_group")
         skin = world.skin
 
         count = 0
@@ -136,7 +137,7 @@ class NeighborSearch(System):
                 pj = self._array("j", cap, np.int32)
                 gi = self._array("gid_i", cap, np.int64)
                 gj = self._array("gid_j", cap, np.int64)
-                count = nk.build_pairs_half_stencil(pos, radius, gid, fixed, n_owned, skin, start,
+                count = nk.build_pairs_half_stencil(pos, radius, gid, fixed, group, n_owned, skin, start,
                                                     rows, dims, pi, pj, gi, gj)
                 if count <= pi.size:
                     break

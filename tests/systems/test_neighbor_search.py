@@ -219,3 +219,23 @@ def test_take_rows_copies_found_history_and_zeroes_the_rest(width):
     take_rows(src, old, new)
     expected = np.where((src >= 0)[:, None], old[np.maximum(src, 0)], 0.0)
     np.testing.assert_array_equal(new, expected)
+
+
+def test_contact_groups_exclude_pairs_within_a_group_and_of_group_minus_two(rng):
+    # a membrane's vertex spheres (group = its id) never pair with each other, a patch
+    # membrane's vertices (group -2) with nothing; every other pair is listed
+    box = np.array([0.02, 0.02, 0.02])
+    world = make_world(box_lo=(0, 0, 0), box_hi=box, skin=3e-4)
+    n = 300
+    add_particles(world, rng.uniform(0, box, (n, 3)), rng.uniform(0.8e-3, 1.2e-3, n))
+    p = world.particles
+    group = rng.choice([-1, -1, 0, 1, -2], n)
+    p.contact_group[:] = group
+    world.add_system(NeighborSearch())
+    world.setup()
+    everything = brute_force_pairs(p.position, p.radius, p.gid, 3e-4, box, (False,) * 3, p.fixed)
+    g = dict(zip(p.gid.tolist(), p.contact_group.tolist()))
+    expected = {(a, b) for a, b in everything
+                if not ((g[a] == g[b] and g[a] >= 0) or g[a] == -2 or g[b] == -2)}
+    assert len(expected) < len(everything) and len(expected) > 50
+    assert listed_pairs(world) == expected
