@@ -28,7 +28,7 @@ from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo, Table
 
 from . import neighbor_kernels as nk
-from .contact_chunks import mark_nonzero
+from .contact_table import ScratchArrays, rebuild_contact_table
 
 PAIR_FIELDS = (
     Field("i", np.int32, (), Halo.LOCAL, -1, "", "local row of particle gid_i"),
@@ -55,23 +55,6 @@ def pair_table(world) -> Table:
     return world.tables["pairs"]
 
 
-def carried_fields(pairs: Table) -> list[str]:
-    """The per-contact fields of the pairs table (everything but the pair's identity)."""
-    return [f for f in pairs.fields if f not in IDENTITY]
-
-
-def _differs_from_default(pairs: Table, names, flags: np.ndarray) -> None:
-    """flags[k] = 1 where some field of old pair k differs from its default."""
-    m = pairs.n_owned
-    for f in names:
-        d = pairs.fields[f]
-        col = pairs.owned(f).reshape(m, -1)
-        if d.np_dtype == np.float64 and d.default == 0:
-            mark_nonzero(col, flags)
-        elif m:
-            flags |= np.any(col != np.asarray(d.default, dtype=d.np_dtype), axis=1)
-
-
 class NeighborSearch(System):
     """Build the half pair list of particles over owned and ghost rows.
 
@@ -89,7 +72,7 @@ class NeighborSearch(System):
     def __init__(self):
         self.built_epoch = -1
         self.builds_done = 0
-        self._scratch = {}
+        self._scratch = ScratchArrays()
 
     def interaction_range(self, world) -> float:
         r = world.particles.radius
@@ -97,16 +80,6 @@ class NeighborSearch(System):
 
     def setup(self, world) -> None:
         pair_table(world)
-
-    def _array(self, name, size, dtype, width=None):
-        """A scratch array of at least `size` rows, grown geometrically, kept between calls."""
-        a = self._scratch.get(name)
-        shape = (size,) if width is None else (size, width)
-        if a is None or a.shape[0] < size or a.shape[1:] != shape[1:]:
-            grown = max(size, int(1.25 * a.shape[0]) if a is not None else size)
-            a = np.empty((grown,) + shape[1:], dtype=dtype)
-            self._scratch[name] = a
-        return a
 
     def run(self, world) -> None:
         particles = world.particles
@@ -120,6 +93,11 @@ class NeighborSearch(System):
         group = particles.with_ghosts("contact_group")
         skin = world.skin
 
+        cap = max(pairs.n_owned + pairs.n_owned // 4, 8 * n_owned + 64)
+        pi = self._scratch.get("i", cap, np.int32)
+        pj = self._scratch.get("j", cap, np.int32)
+        gi = self._scratch.get("gid_i", cap, np.int64)
+        gj = self._scratch.get("gid_j", cap, np.int64)
         count = 0
         if n:
             cell = max(2.0 * float(radius.max()) + skin, 1e-300)
@@ -131,52 +109,18 @@ class NeighborSearch(System):
             inv_cell = dims / np.maximum(span, 1e-300)
             inv_cell = np.where(span > 0, inv_cell, 0.0)
             start, rows, _ = nk.bin_rows(pos, n, lo, inv_cell, dims)
-            cap = max(pairs.n_owned + pairs.n_owned // 4, 8 * n_owned + 64)
             while True:
-                pi = self._array("i", cap, np.int32)
-                pj = self._array("j", cap, np.int32)
-                gi = self._array("gid_i", cap, np.int64)
-                gj = self._array("gid_j", cap, np.int64)
-                count = nk.build_pairs_half_stencil(pos, radius, gid, fixed, group, n_owned, skin, start,
-                                                    rows, dims, pi, pj, gi, gj)
+                count = nk.build_pairs_half_stencil(pos, radius, gid, fixed, group, n_owned, skin,
+                                                    start, rows, dims, pi, pj, gi, gj)
                 if count <= pi.size:
                     break
                 cap = int(count * 1.2) + 64
-
-        # per-contact data of the old list (still in the table), carried over by gid pair
-        carried = carried_fields(pairs)
-        values = {}
-        if count:
-            values = dict(i=pi[:count], j=pj[:count], gid_i=gi[:count], gid_j=gj[:count],
-                          gid=pair_id(gi[:count], gj[:count]))
-            if carried:
-                m = pairs.n_owned
-                src = self._array("src", count, np.int64)[:count]
-                if m:
-                    keep = self._array("keep", m, np.uint8)[:m]  # old pairs with some data
-                    keep[:] = 0
-                    _differs_from_default(pairs, carried, keep)
-                    max_gid = int(max(pairs.gid_i.max(), gi[:count].max()))
-                    nk.match_history(pairs.gid_i, pairs.gid_j, keep, gi[:count], gj[:count],
-                                     max_gid, src)
-                else:
-                    src[:] = -1
-                for f in carried:
-                    values[f] = self._carry(pairs, f, src, count, m)
-        pairs.permute(np.empty(0, dtype=np.int64))  # empty, keep columns
-        pairs.append(count, **values)
+                pi = self._scratch.get("i", cap, np.int32)
+                pj = self._scratch.get("j", cap, np.int32)
+                gi = self._scratch.get("gid_i", cap, np.int64)
+                gj = self._scratch.get("gid_j", cap, np.int64)
+        values = dict(i=pi[:count], j=pj[:count], gid_i=gi[:count], gid_j=gj[:count],
+                      gid=pair_id(gi[:count], gj[:count]))
+        rebuild_contact_table(pairs, IDENTITY, "gid_i", "gid_j", values, self._scratch)
         self.built_epoch = particles.epoch
         self.builds_done += 1
-
-    def _carry(self, pairs, name, src, count, m):
-        """Values of field `name` for the new pairs: the old pair's where src >= 0, else default."""
-        d = pairs.fields[name]
-        if d.np_dtype == np.float64 and d.default == 0:
-            width = max(int(np.prod(d.shape)), 1)
-            new = self._array(f"h:{name}", count, np.float64, width)[:count]
-            nk.take_rows(src, pairs.owned(name).reshape(m, width), new)
-            return new.reshape((count,) + d.shape)
-        new = np.full((count,) + d.shape, d.default, dtype=d.np_dtype)
-        found = src >= 0
-        new[found] = pairs.owned(name)[src[found]]
-        return new
