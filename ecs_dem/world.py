@@ -9,9 +9,10 @@ inserts from the systems' declarations::
     domain: if some row moved > skin/2 since the last rebuild (or NaN: error),
         or an anchored table changed structurally:
         reverse pending accumulators, wrap periodic positions, migrate, sort
-        by cell, rebuild ghost rows, run NEIGHBORS systems, build ghost rows
-        of anchored tables whose ghosts a system uses, resolve their row
-        references (``ecs_dem.references``)
+        by cell, rebuild ghost rows; element tables (anchored) get ghost rows
+        where a system uses them and their row references
+        (``ecs_dem.references``); run NEIGHBORS systems; then the same for
+        the tables those systems build (the neighbour list)
     FORCES systems                     before each: forward stale FORWARD fields
                                        it reads on ghosts; zero a REVERSE field
                                        before its first accumulation this step
@@ -364,28 +365,36 @@ class World:
                          frozenset(), state.zeroed)
 
     def _rebuild_domain(self, initial: bool = False) -> None:
+        """Migrate, sort and rebuild ghosts; element tables get their ghosts and rows before the
+        NEIGHBORS systems (which may search them), the tables those systems build after."""
         t0 = _time.perf_counter()
         self._flush_reverse()  # ghost rows are about to be replaced
         spatial = self.spatial_tables()
         for t in spatial:
             self.domain.rebuild(t, self.anchored_tables(t), initial=initial)
-        self.timers["domain:rebuild"] += _time.perf_counter() - t0
-        # NEIGHBORS systems run on fresh ghosts of the spatial tables
         names = {t.name for t in spatial}
         self._halo = self._halo._replace(
             stale=frozenset(p for p in self._halo.stale if p[0] not in names))
+        built = {name for s in self.systems_in(Stage.NEIGHBORS) for name in s.builds}
+        self._anchored_ghosts(spatial, lambda name: name not in built)
+        self.timers["domain:rebuild"] += _time.perf_counter() - t0
         self._run_systems(self.systems_in(Stage.NEIGHBORS))
         t0 = _time.perf_counter()
-        users = self._ghost_users()
-        built = {name for s in self.systems_in(Stage.NEIGHBORS) for name in s.builds}
-        for t in spatial:
-            for dep in self.anchored_tables(t):
-                if dep.name in users:
-                    self.domain.rebuild_anchored_ghosts(t, dep)
-                self._resolve_references(t, dep, built=dep.name in built)
+        self._anchored_ghosts(spatial, lambda name: name in built, built=True)
         self._halo = self._state_after_rebuild(self._halo)
         self.timers["domain:rebuild"] += _time.perf_counter() - t0
         self.rebuilt_this_step = True
+
+    def _anchored_ghosts(self, spatial, which, built: bool = False) -> None:
+        """Ghost rows (where a system uses them) and row references of the anchored tables
+        `which` selects; `built`: their owned rows were just written by their builder."""
+        users = self._ghost_users()
+        for t in spatial:
+            for dep in self.anchored_tables(t):
+                if which(dep.name):
+                    if dep.name in users:
+                        self.domain.rebuild_anchored_ghosts(t, dep)
+                    self._resolve_references(t, dep, built=built)
 
     def _forces(self) -> None:
         self._halo = self._halo._replace(zeroed=frozenset())

@@ -1,0 +1,278 @@
+"""Grain-patch contacts for any contact law: a template module (ecs_dem.generated_kernels).
+
+Compiled once per law function by ``systems.contact_law.law_kernels`` (which
+supplies ``evaluate_law`` and the column constants), like the pair and wall
+loops of ``systems.contact_kernels``: the same scalar law serves all three.
+Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
+../shared/PHYSICS-NOTES.md reads them; systems.patch_geometry):
+
+* contact point q: the point of the triangle closest to the grain's centre,
+  with barycentric weights w_k; d = x_grain - q, delta = r - |d|, normal d^
+  (two-sided: a grain on either side is pushed away); rj = 0, R* = r (a
+  flat partner); |d| is kept at least ``MIN_DISTANCE`` r along the triangle's
+  outward normal, so a centre on the membrane gets a direction;
+* the partner's velocity at q is the vertices' velocities interpolated with
+  the w_k, and the force on the grain goes to the vertices as -w_k F (forces
+  and torques balance exactly; the torque acts on the grain alone);
+* M* = m_g m_p / (m_g + m_p) with m_p = sum w_k m_k the patch's share of
+  membrane mass (a fixed vertex with w_k > 0 makes it infinite: M* = m_g);
+* material: the law's parameters of (membrane species, grain species);
+* selection among the patches a grain touches (Table 1, PHYSICS-NOTES):
+  among patches that share a vertex, face beats edge beats vertex; among the
+  remaining edge or vertex contacts of such patches, the largest overlap is
+  kept, ties going to the lower triangle gid (one contact per shared edge
+  or vertex; deterministic, so results do not depend on the rank count);
+  patches that share no vertex are kept independently;
+* history: one tangential spring per (grain, triangle) candidate
+  (``patch_pairs``), advanced by the law whenever the patch touches the
+  grain, selected or not, and reset only when it stops touching: a spring
+  is never reset when the selected patch changes.
+
+Candidates are grouped by grain (systems.patch_search). Per grain the
+geometry, classification and selection run first (scalar), then its touching
+contacts join the chunk that is evaluated by the law in a vectorised loop;
+forces are scattered in candidate order.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ecs_dem.generated_kernels import template
+
+from .contact_chunks import CHUNK
+from .patch_geometry import classify, closest_point
+
+#: |d| of a patch contact is at least this fraction of the grain radius
+MIN_DISTANCE = 1e-6
+#: rank of a contact in Table 1 (a higher rank beats a lower one): 2 - the kind of patch_geometry
+RANK_FACE, RANK_EDGE, RANK_VERTEX = 2, 1, 0
+# per-candidate geometry (contact scratch, one row per candidate)
+_GX, _GY, _GZ, _GDELTA, _GW0, _GW1, _GW2 = 0, 1, 2, 3, 4, 5, 6
+GEOMETRY_WIDTH = 7
+# buffer columns of a chunk
+_DX, _DY, _DZ, _DELTA, _RI, _MSTAR = 0, 1, 2, 3, 4, 5
+_V0, _V1, _V2, _WI0, _WI1, _WI2 = 6, 7, 8, 9, 10, 11
+_FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2 = 12, 13, 14, 15, 16, 17, 18, 19, 20
+LAW_COLUMN = 21
+
+
+@template("inline")
+def store_outputs(buf, t, out):
+    C = CHUNK
+    buf[_FX * C + t] = out[0]
+    buf[_FY * C + t] = out[1]
+    buf[_FZ * C + t] = out[2]
+    buf[_TI0 * C + t] = out[3]
+    buf[_TI1 * C + t] = out[4]
+    buf[_TI2 * C + t] = out[5]
+
+
+@template("inline")
+def share_vertex(tri_vertices, s, u):
+    for a in range(3):
+        for b in range(3):
+            if tri_vertices[s, a] == tri_vertices[u, b]:
+                return True
+    return False
+
+
+@template("inline")
+def outranked(c, lo, hi, touch, rank, pair_t, tri_vertices):
+    """Whether a touching contact of higher rank lies on a patch sharing a vertex with c's."""
+    for c2 in range(lo, hi):
+        if c2 != c and touch[c2] and rank[c2] > rank[c]:
+            if share_vertex(tri_vertices, pair_t[c], pair_t[c2]):
+                return True
+    return False
+
+
+@template("inline")
+def select_contacts(lo, hi, touch, rank, delta, pair_t, tri_vertices, tri_gid, selected):
+    """Table 1 among the touching candidates lo..hi of one grain (module docstring).
+
+    First face beats edge beats vertex among patches sharing a vertex; then, among the
+    contacts left, an edge or vertex contact gives way to one of the same rank on a patch
+    sharing a vertex with a larger overlap (ties: the lower triangle gid).
+    """
+    for c in range(lo, hi):
+        selected[c] = touch[c] and not outranked(c, lo, hi, touch, rank, pair_t, tri_vertices)
+    for c in range(lo, hi):
+        if not selected[c] or rank[c] == RANK_FACE:
+            continue
+        for c2 in range(lo, hi):
+            if c2 == c or rank[c2] != rank[c] or not touch[c2]:
+                continue
+            better = delta[c2] > delta[c] or (
+                delta[c2] == delta[c] and tri_gid[pair_t[c2]] < tri_gid[pair_t[c]])
+            if (better and share_vertex(tri_vertices, pair_t[c], pair_t[c2])
+                    and not outranked(c2, lo, hi, touch, rank, pair_t, tri_vertices)):
+                selected[c] = 0
+                break
+
+
+@template("inline")
+def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane_species,
+                geometry, position, velocity, angular_velocity, radius, mass, fixed, species,
+                params, k, history, selected, update, dt, force, torque, buf):
+    """Gather, evaluate (vectorised) and scatter the touching candidates sel[c0:c0 + count]."""
+    C = CHUNK
+    for t in range(count):
+        c = sel[c0 + t]
+        i = pair_i[c]
+        tr = pair_t[c]
+        w0 = geometry[c, _GW0]
+        w1 = geometry[c, _GW1]
+        w2 = geometry[c, _GW2]
+        a = tri_rows[tr, 0]
+        b = tri_rows[tr, 1]
+        d = tri_rows[tr, 2]
+        buf[_DX * C + t] = geometry[c, _GX]
+        buf[_DY * C + t] = geometry[c, _GY]
+        buf[_DZ * C + t] = geometry[c, _GZ]
+        buf[_DELTA * C + t] = geometry[c, _GDELTA]
+        buf[_RI * C + t] = radius[i]
+        for ax in range(3):
+            buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
+                w0 * velocity[a, ax] + w1 * velocity[b, ax] + w2 * velocity[d, ax])
+            buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
+        mp = w0 * mass[a] + w1 * mass[b] + w2 * mass[d]
+        rigid = (w0 > 0.0 and fixed[a]) or (w1 > 0.0 and fixed[b]) or (w2 > 0.0 and fixed[d])
+        mg = mass[i]
+        buf[_MSTAR * C + t] = mg if rigid else mg * mp / (mg + mp)
+        gather_law_columns(buf, t, params, membrane_species[tri_membrane[tr]], species[i],
+                           history, c)
+    for t in range(C):
+        dx = buf[_DX * C + t]
+        dy = buf[_DY * C + t]
+        dz = buf[_DZ * C + t]
+        delta = buf[_DELTA * C + t]
+        ri = buf[_RI * C + t]
+        g = (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri, 0.0, ri, buf[_MSTAR * C + t],
+             buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
+             buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
+        store_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
+    for t in range(count):
+        c = sel[c0 + t]
+        scatter_history(buf, t, history, c)  # noqa: F821
+        if not selected[c]:
+            continue
+        i = pair_i[c]
+        tr = pair_t[c]
+        fx = buf[_FX * C + t]
+        fy = buf[_FY * C + t]
+        fz = buf[_FZ * C + t]
+        force[i, 0] += fx
+        force[i, 1] += fy
+        force[i, 2] += fz
+        torque[i, 0] += buf[_TI0 * C + t]
+        torque[i, 1] += buf[_TI1 * C + t]
+        torque[i, 2] += buf[_TI2 * C + t]
+        for v in range(3):
+            w = geometry[c, _GW0 + v]
+            row = tri_rows[tr, v]
+            force[row, 0] -= w * fx
+            force[row, 1] -= w * fy
+            force[row, 2] -= w * fz
+
+
+@template("inline")
+def gather_law_columns(buf, t, params, a, b, history, c):
+    C = CHUNK
+    for q in range(N_PARAMS):  # noqa: F821 (generated)
+        buf[(PAR + q) * C + t] = params[a, b, q]  # noqa: F821
+    gather_history(buf, t, history, c)  # noqa: F821
+
+
+@template("kernel")
+def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane,
+                   membrane_species, position, velocity, angular_velocity, radius, mass, fixed,
+                   species, params, consts, history, flags, update, dt, force, torque, buf, sel,
+                   geometry, rank, touch, selected, counts):
+    """The law's forces of every touching, selected grain-patch contact (module docstring).
+
+    Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain.
+    ``geometry`` (n, GEOMETRY_WIDTH), ``rank``, ``touch``, ``selected`` (n) are per-candidate
+    scratch (outputs too: the tests read them); ``flags`` one byte per candidate, 1 where the
+    history may be non-zero. counts[0..2] receive the selected face, edge and vertex
+    contacts. Returns the number of touching candidates.
+    """
+    C = CHUNK
+    k = load_constants(consts)  # noqa: F821
+    n = pair_i.size
+    for q in range(3):
+        counts[q] = 0
+    touching = 0
+    m = 0
+    lo = 0
+    while lo < n:
+        hi = lo + 1
+        while hi < n and pair_i[hi] == pair_i[lo]:
+            hi += 1
+        i = pair_i[lo]
+        for c in range(lo, hi):
+            tr = pair_t[c]
+            a = tri_rows[tr, 0]
+            b = tri_rows[tr, 1]
+            d = tri_rows[tr, 2]
+            qx, qy, qz, wa, wb, wc = closest_point(
+                position[i, 0], position[i, 1], position[i, 2],
+                position[a, 0], position[a, 1], position[a, 2],
+                position[b, 0], position[b, 1], position[b, 2],
+                position[d, 0], position[d, 1], position[d, 2])
+            dx = position[i, 0] - qx
+            dy = position[i, 1] - qy
+            dz = position[i, 2] - qz
+            r = radius[i]
+            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if dist < MIN_DISTANCE * r:  # centre on the membrane: along the outward normal
+                ex = position[b, 0] - position[a, 0]
+                ey = position[b, 1] - position[a, 1]
+                ez = position[b, 2] - position[a, 2]
+                fx = position[d, 0] - position[a, 0]
+                fy = position[d, 1] - position[a, 1]
+                fz = position[d, 2] - position[a, 2]
+                nx = ey * fz - ez * fy
+                ny = ez * fx - ex * fz
+                nz = ex * fy - ey * fx
+                s = MIN_DISTANCE * r / math.sqrt(nx * nx + ny * ny + nz * nz)
+                dx = nx * s
+                dy = ny * s
+                dz = nz * s
+            geometry[c, _GX] = dx
+            geometry[c, _GY] = dy
+            geometry[c, _GZ] = dz
+            geometry[c, _GDELTA] = r - dist
+            geometry[c, _GW0] = wa
+            geometry[c, _GW1] = wb
+            geometry[c, _GW2] = wc
+            kd, _ = classify(wa, wb, wc)
+            rank[c] = 2 - kd
+            t_now = np.uint8(dist < r)
+            touch[c] = t_now
+            if flags[c] != t_now:
+                if t_now == 0:
+                    reset_history(history, c)  # noqa: F821
+                flags[c] = t_now
+        select_contacts(lo, hi, touch, rank, geometry[:, _GDELTA], pair_t, tri_vertices, tri_gid,
+                        selected)
+        for c in range(lo, hi):
+            if touch[c]:
+                sel[m] = c
+                m += 1
+                touching += 1
+                if selected[c]:
+                    counts[2 - rank[c]] += 1
+        c0 = 0
+        while m - c0 >= C or (hi == n and m > c0):
+            count = min(C, m - c0)
+            patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane_species,
+                        geometry, position, velocity, angular_velocity, radius, mass, fixed,
+                        species, params, k, history, selected, update, dt, force, torque, buf)
+            c0 += count
+        for t in range(m - c0):
+            sel[t] = sel[c0 + t]
+        m -= c0
+        lo = hi
+    return touching

@@ -1,0 +1,108 @@
+"""Grain-patch contacts of patch membranes (MSS_patch) with the particles' contact law.
+
+``PatchContacts(law)`` takes the same law object as ``ContactForces`` (Hertz-
+Mindlin or the linear law) and evaluates it on the candidates of
+``patch_pairs`` (systems.patch_search) with the geometry, selection (Table 1),
+force distribution and history of systems.patch_contact_kernels.
+
+Material pair: the law's parameters for (the membrane's species, the grain's
+species), mixed by the law's own rules (Hertz-Mindlin: E*, G* from the
+compliance sums, restitution and friction the arithmetic means; e.g. a grain
+with mu = 0.25 on a membrane species with mu = 1.2 slides at mu = 0.725; give
+the membrane species the friction you want the pair to have, or the grain
+and membrane species equal values). The damping's effective mass is the
+grain's with the patch's share of the membrane mass (module docstring of
+systems.patch_contact_kernels).
+
+Each grain's owner evaluates all its patch contacts; forces on ghost
+vertices come home through the reverse reduction, so results do not depend
+on the number of ranks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_dem.errors import InputError
+from ecs_dem.system import Stage, System
+
+from . import patch_contact_kernels
+from .contact_chunks import PairScratch
+from .contact_forces import check_time_step, history_columns
+from .contact_law import law_kernels
+from .contact_table import ScratchArrays
+from .patch_search import patch_pair_table
+
+PATCH_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "fixed", "species")
+
+
+class PatchContacts(System):
+    """Contacts of grains with the triangles of patch membranes (module docstring).
+
+    ``max_stretch``: the largest a triangle may get relative to its initial size; with the
+    largest grain radius it sets the ghost width (a grain's owner must see every triangle
+    it may touch).
+    """
+
+    stage = Stage.FORCES
+    reads = {"patch_pairs": ("i", "t"), "membranes": ("species",)}
+    reads_ghosts = {"particles": PATCH_READS,
+                    "membrane_triangles": ("vertices", "membrane")}
+    accumulates = {"particles": ("force", "torque")}
+
+    def __init__(self, law, check_time_step: bool = True, max_stretch: float = 1.5):
+        self.law = law
+        self.check_time_step = bool(check_time_step)
+        self.max_stretch = float(max_stretch)
+        self.writes = {"patch_pairs": tuple(f.name for f in law.history)}
+        self.touching = 0
+        self.selected = np.zeros(3, dtype=np.int64)  # face, edge, vertex contacts of the step
+        self._scratch = ScratchArrays()
+
+    @property
+    def name(self) -> str:
+        return f"PatchContacts({self.law.name})"
+
+    def interaction_range(self, world) -> float:
+        p = world.particles
+        grains = p.membrane < 0
+        r = float(p.radius[grains].max()) if np.any(grains) else 0.0
+        t = world.membrane_triangles
+        if t.n_owned == 0:
+            return r
+        x = p.position[p.rows_of(t.vertices.ravel())].reshape(-1, 3, 3)
+        size = float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
+        return r + self.max_stretch * size
+
+    def setup(self, world) -> None:
+        if "membrane_triangles" not in world.tables:
+            raise InputError("PatchContacts: the world has no membrane (components.membranes)")
+        pairs = patch_pair_table(world)
+        for f in self.law.history:
+            pairs.add_field(f)
+        check_time_step(world, self.law, self.check_time_step)
+        self._bound = self.law.bind(world.tables.get("species"))
+        self._kernels = law_kernels(patch_contact_kernels, self._bound.function)
+        self._chunk = PairScratch(self._kernels.COLUMNS)
+
+    def run(self, world) -> None:
+        pairs = world.patch_pairs
+        p = world.particles
+        tri = world.membrane_triangles
+        g = p.with_ghosts
+        n = pairs.n_owned
+        bound, s = self._bound, self._chunk
+        names = bound.function.history
+        geometry = self._scratch.get("geometry", n, np.float64,
+                                     patch_contact_kernels.GEOMETRY_WIDTH)[:n]
+        rank = self._scratch.get("rank", n, np.int8)[:n]
+        touch = self._scratch.get("touch", n, np.uint8)[:n]
+        selected = self._scratch.get("selected", n, np.uint8)[:n]
+        sel = self._scratch.get("sel", n + s.sel.size, np.int64)
+        self.touching = self._kernels.patch_contacts(
+            pairs.i, pairs.t, tri.with_ghosts("rows"), tri.with_ghosts("vertices"),
+            tri.with_ghosts("gid"), tri.with_ghosts("membrane"), world.membranes.species,
+            g("position"), g("velocity"), g("angular_velocity"), g("radius"), g("mass"),
+            g("fixed"), g("species"), bound.parameters, bound.constants,
+            history_columns(pairs, names, n), s.flags(pairs, names), not world.setup_phase,
+            world.dt, g("force"), g("torque"), s.buf, sel, geometry, rank, touch, selected,
+            self.selected)
