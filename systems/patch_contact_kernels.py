@@ -11,6 +11,12 @@ Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
   (two-sided: a grain on either side is pushed away); rj = 0, R* = r (a
   flat partner); |d| is kept at least ``MIN_DISTANCE`` r along the triangle's
   outward normal, so a centre on the membrane gets a direction;
+* the grain's lever radius is passed as r - delta/2, so that a law placing
+  the contact at mid-overlap (Hertz-Mindlin: lever ri - delta/2) acts at q
+  itself, where the vertices take the reaction: angular momentum is then
+  conserved exactly (the membrane has no thickness; on a rigid wall the
+  lever stays r - delta/2, so a spinning grain rolls very slightly
+  differently, by a relative delta/2r);
 * the partner's velocity at q is the vertices' velocities interpolated with
   the w_k, and the force on the grain goes to the vertices as -w_k F (forces
   and torques balance exactly; the torque acts on the grain alone);
@@ -149,7 +155,10 @@ def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane
         dz = buf[_DZ * C + t]
         delta = buf[_DELTA * C + t]
         ri = buf[_RI * C + t]
-        g = (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri, 0.0, ri, buf[_MSTAR * C + t],
+        # lever radius r - delta/2: a law that puts the contact at mid-overlap (Hertz-Mindlin)
+        # then acts at the membrane point q, where the vertices take the reaction
+        g = (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri - 0.5 * delta, 0.0, ri,
+             buf[_MSTAR * C + t],
              buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
              buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
         store_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821

@@ -106,3 +106,17 @@ class PatchContacts(System):
             history_columns(pairs, names, n), s.flags(pairs, names), not world.setup_phase,
             world.dt, g("force"), g("torque"), s.buf, sel, geometry, rank, touch, selected,
             self.selected)
+
+    def contact_states(self, world) -> dict[str, np.ndarray]:
+        """The candidates of the last evaluation: grain and triangle gids, kind ("face", "edge",
+        "vertex"), overlap (m), touching and selected flags (for tests and diagnostics)."""
+        pairs = world.patch_pairs
+        n = pairs.n_owned
+        rank = self._scratch.get("rank", n, np.int8)[:n]
+        kinds = np.array(["vertex", "edge", "face"])
+        return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
+                "kind": kinds[rank], "overlap":
+                self._scratch.get("geometry", n, np.float64,
+                                  patch_contact_kernels.GEOMETRY_WIDTH)[:n, 3].copy(),
+                "touching": self._scratch.get("touch", n, np.uint8)[:n].astype(bool),
+                "selected": self._scratch.get("selected", n, np.uint8)[:n].astype(bool)}
