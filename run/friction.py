@@ -63,11 +63,12 @@ DEFAULTS = {
     "sheet": 0.024,                     # m, side of the square sheet
     "load": 0.05,                       # N pressing the grain down
     "speed": 0.05,                      # m/s
-    "length": 0.008,                    # m dragged (sampled after settling)
-    "settle": 0.01,                     # s at rest under the load first
+    "length": 0.008,                    # m dragged and sampled
+    "run_in": 0.003,                    # m dragged first (the springs load up), not sampled
+    "settle": 0.03,                     # s at rest under the load first
     "pretension": 0.01,                 # free variant: strain of the clamped sheet
     "membrane_damping": 0.3,            # damping ratio of the free membrane's springs
-    "dt": 2e-7,                         # s
+    "dt": 0.0,                          # s; 0: 1e-6 kinematic, 2e-7 free (its vertex springs)
     "samples": 400,
     "output": "output/friction",
 }
@@ -116,11 +117,12 @@ def build_world(cfg: dict, model: str, variant: str, path: str):
     # start on a lattice line (vertices lie on rows y = k h; the sheet's rows are centred)
     rows_y = np.unique(np.round(mesh.vertices[:, 1] / h))
     y0 = rows_y[np.argmin(np.abs(rows_y))] * h + offset * h
-    start = np.array([-0.5 * cfg["length"] * direction[0] - 2 * s, y0, 0.0])
+    start = np.array([-(0.5 * cfg["length"] + cfg["run_in"]) * direction[0], y0, 0.0])
     r = cfg["grain_radius"]
     z_contact = cfg["vertex_radius"] if model == "particle" else 0.0
     start[2] = z_contact + 0.999 * r
-    world = World(Box((-L, -L, -L), (L, L, L)), dt=cfg["dt"], skin=0.2e-3)
+    dt = cfg["dt"] or (1e-6 if variant == "kinematic" else 2e-7)
+    world = World(Box((-L, -L, -L), (L, L, L)), dt=dt, skin=0.2e-3)
     grain = add_species(world, youngs_modulus=cfg["grain_modulus"], poisson_ratio=cfg["grain_poisson"],
                         density=cfg["grain_density"], restitution=cfg["restitution"],
                         friction=cfg["grain_friction"])
@@ -169,6 +171,7 @@ def run_case(cfg: dict, model: str, variant: str, path: str) -> dict:
     world, drag, direction = build_world(cfg, model, variant, path)
     world.run(int(round(cfg["settle"] / world.dt)))
     drag.velocity = cfg["speed"] * direction
+    world.run(int(round(cfg["run_in"] / cfg["speed"] / world.dt)))
     steps = int(round(cfg["length"] / cfg["speed"] / world.dt))
     every = max(steps // cfg["samples"], 1)
     rows = []

@@ -171,6 +171,9 @@ def _evaluate_law_source(function: LawFunction, first_column: int) -> str:
     lines += [f"    history[{f}][k, {c}] = buf[{his + q} * C + t]" for q, (f, c) in enumerate(columns)]
     lines += ["", "", "@inline", "def reset_history(history, k):"]
     lines += [f"    history[{f}][k, {c}] = 0.0" for f, c in columns] or ["    pass"]
+    lines += ["", "", "@inline", "def copy_history(history, source, target):"]
+    lines += [f"    history[{f}][target, {c}] = history[{f}][source, {c}]"
+              for f, c in columns] or ["    pass"]
     return "\n".join(lines)
 
 
@@ -179,7 +182,7 @@ def law_kernels(template_module: ModuleType, function: LawFunction) -> ModuleTyp
 
     The template module defines ``LAW_COLUMN``, the first scratch column
     after its own, and uses ``evaluate_law``, ``load_constants``,
-    ``gather_history``, ``scatter_history``, ``reset_history``, ``N_PARAMS``,
+    ``gather_history``, ``scatter_history``, ``reset_history``, ``copy_history``, ``N_PARAMS``,
     ``N_HISTORY``, ``PAR``, ``HIS`` and ``COLUMNS``.
     """
     source = _evaluate_law_source(function, template_module.LAW_COLUMN)

@@ -31,8 +31,11 @@ Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
   patches that share no vertex are kept independently;
 * history: one tangential spring per (grain, triangle) candidate
   (``patch_pairs``), advanced by the law whenever the patch touches the
-  grain, selected or not, and reset only when it stops touching: a spring
-  is never reset when the selected patch changes.
+  grain, selected or not, and reset only when it stops touching. At a
+  hand-over (a patch becomes selected while a patch sharing a vertex with
+  it stops being selected) the new contact takes over the old one's spring,
+  so the grain keeps one spring across the membrane and friction does not
+  dip or jump (PHYSICS-NOTES: never reset at a hand-over).
 
 Candidates are grouped by grain (systems.patch_search). Per grain the
 geometry, classification and selection run first (scalar), then its touching
@@ -119,6 +122,21 @@ def select_contacts(lo, hi, touch, rank, delta, pair_t, tri_vertices, tri_gid, s
 
 
 @template("inline")
+def hand_over(lo, hi, selected, was_selected, pair_t, tri_vertices, history):
+    """A newly selected contact takes the spring of a contact, on a patch sharing a vertex,
+    that was selected at the last step and is not any more; then remember the selection."""
+    for c in range(lo, hi):
+        if selected[c] and not was_selected[c]:
+            for c2 in range(lo, hi):
+                if (was_selected[c2] and not selected[c2]
+                        and share_vertex(tri_vertices, pair_t[c], pair_t[c2])):
+                    copy_history(history, c2, c)  # noqa: F821 (generated)
+                    break
+    for c in range(lo, hi):
+        was_selected[c] = selected[c]
+
+
+@template("inline")
 def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane_species,
                 geometry, position, velocity, angular_velocity, radius, mass, fixed, species,
                 params, k, history, selected, update, dt, force, torque, buf):
@@ -198,13 +216,14 @@ def gather_law_columns(buf, t, params, a, b, history, c):
 def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane,
                    membrane_species, position, velocity, angular_velocity, radius, mass, fixed,
                    species, params, consts, history, flags, update, dt, force, torque, buf, sel,
-                   geometry, rank, touch, selected, counts):
+                   geometry, rank, touch, selected, was_selected, counts):
     """The law's forces of every touching, selected grain-patch contact (module docstring).
 
     Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain.
     ``geometry`` (n, GEOMETRY_WIDTH), ``rank``, ``touch``, ``selected`` (n) are per-candidate
-    scratch (outputs too: the tests read them); ``flags`` one byte per candidate, 1 where the
-    history may be non-zero. counts[0..2] receive the selected face, edge and vertex
+    scratch (outputs too: the tests read them); ``was_selected`` (n, per-candidate state) the
+    selection of the last step; ``flags`` one byte per candidate, 1 where the history may be
+    non-zero. counts[0..2] receive the selected face, edge and vertex
     contacts. Returns the number of touching candidates.
     """
     C = CHUNK
@@ -266,6 +285,8 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
                 flags[c] = t_now
         select_contacts(lo, hi, touch, rank, geometry[:, _GDELTA], pair_t, tri_vertices, tri_gid,
                         selected)
+        if update:
+            hand_over(lo, hi, selected, was_selected, pair_t, tri_vertices, history)
         for c in range(lo, hi):
             if touch[c]:
                 sel[m] = c

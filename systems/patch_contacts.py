@@ -24,6 +24,7 @@ import numpy as np
 
 from ecs_dem.errors import InputError
 from ecs_dem.system import Stage, System
+from ecs_dem.table import Field, Halo
 
 from . import patch_contact_kernels
 from .contact_chunks import PairScratch
@@ -33,6 +34,8 @@ from .contact_table import ScratchArrays
 from .patch_search import patch_pair_table
 
 PATCH_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "fixed", "species")
+#: per-candidate state: selected at the last step (the hand-over of springs needs it)
+WAS_SELECTED = Field("was_selected", np.uint8, (), Halo.LOCAL, 0, "", "selected at the last step")
 
 
 class PatchContacts(System):
@@ -53,7 +56,7 @@ class PatchContacts(System):
         self.law = law
         self.check_time_step = bool(check_time_step)
         self.max_stretch = float(max_stretch)
-        self.writes = {"patch_pairs": tuple(f.name for f in law.history)}
+        self.writes = {"patch_pairs": (*(f.name for f in law.history), "was_selected")}
         self.touching = 0
         self.selected = np.zeros(3, dtype=np.int64)  # face, edge, vertex contacts of the step
         self._scratch = ScratchArrays()
@@ -79,6 +82,7 @@ class PatchContacts(System):
         pairs = patch_pair_table(world)
         for f in self.law.history:
             pairs.add_field(f)
+        pairs.add_field(WAS_SELECTED)
         check_time_step(world, self.law, self.check_time_step)
         self._bound = self.law.bind(world.tables.get("species"))
         self._kernels = law_kernels(patch_contact_kernels, self._bound.function)
@@ -105,7 +109,7 @@ class PatchContacts(System):
             g("fixed"), g("species"), bound.parameters, bound.constants,
             history_columns(pairs, names, n), s.flags(pairs, names), not world.setup_phase,
             world.dt, g("force"), g("torque"), s.buf, sel, geometry, rank, touch, selected,
-            self.selected)
+            pairs.was_selected, self.selected)
 
     def contact_states(self, world) -> dict[str, np.ndarray]:
         """The candidates of the last evaluation: grain and triangle gids, kind ("face", "edge",
