@@ -254,9 +254,12 @@ class HertzMindlinLaw:
         return BoundLaw(function, params, np.array([1.0 if self.clamp else 0.0]))
 
     def time_step_limit(self, world) -> tuple[float, str]:
+        """The Rayleigh time of the smallest particle that takes part in contacts (the vertices
+        of a patch membrane, contact group -2, touch nothing as spheres)."""
         p = world.particles
         self.check_species(world.tables.get("species"))
-        return self.stable_time_step(world.species, p.radius, p.species)
+        touches = p.contact_group != -2
+        return self.stable_time_step(world.species, p.radius[touches], p.species[touches])
 
     def stable_time_step(self, species_table, radius, species) -> tuple[float, str]:
         """Largest accepted step: the Rayleigh time of the smallest particle.

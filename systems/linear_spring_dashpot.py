@@ -162,4 +162,6 @@ class LinearSpringDashpotLaw:
         return tc / 5.0, f"the collision time of the lightest pair is {tc:.4g}; use about t_c/50"
 
     def time_step_limit(self, world) -> tuple[float, str]:
-        return self.stable_time_step(world.particles.mass)
+        """From the lightest particle that takes part in contacts (not patch-membrane vertices)."""
+        p = world.particles
+        return self.stable_time_step(p.mass[p.contact_group != -2])

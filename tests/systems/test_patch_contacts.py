@@ -167,3 +167,78 @@ def test_forces_balance_and_angular_momentum_is_conserved_on_a_free_membrane():
     np.testing.assert_allclose(lin, lin0, rtol=0, atol=1e-12 * np.abs(lin0).max())
     np.testing.assert_allclose(ang, ang0, rtol=0, atol=1e-12 * np.abs(ang0).max())
     assert np.abs(lin - lin0).max() < 1e-3 * np.abs(lin0).max()  # sanity of the scale
+
+
+def membrane_height_below(world, xy):
+    """z of the membrane surface below the point xy (the triangle whose projection holds it)."""
+    p, t = world.particles, world.membrane_triangles
+    x = p.position[p.rows_of(t.vertices.ravel())].reshape(-1, 3, 3)
+    a, b, c = x[:, 0, :2], x[:, 1, :2], x[:, 2, :2]
+    det = (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1])
+    u = ((xy[0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (c[:, 0] - a[:, 0]) * (xy[1] - a[:, 1])) / det
+    v = ((b[:, 0] - a[:, 0]) * (xy[1] - a[:, 1]) - (xy[0] - a[:, 0]) * (b[:, 1] - a[:, 1])) / det
+    inside = (u >= -1e-12) & (v >= -1e-12) & (u + v <= 1 + 1e-12)
+    k = int(np.flatnonzero(inside)[0])
+    return x[k, 0, 2] + u[k] * (x[k, 1, 2] - x[k, 0, 2]) + v[k] * (x[k, 2, 2] - x[k, 0, 2])
+
+
+@pytest.mark.parametrize("size, fixed", [(0.1, True), (0.5, True), (1.0, True), (3.0, True),
+                                         (0.3, False), (1.0, False)])
+def test_grains_at_10_m_per_s_never_pass_through(size, fixed):
+    # MSS_patch is closed by design: grains from a tenth to three times the patch side, driven
+    # at 10 m/s onto a face, an edge and a vertex (straight down and obliquely), bounce back
+    # without their centre ever crossing the membrane; the sheet (stiff enough that a plane
+    # would stop them within their radius) is fixed, or free and clamped at its rim
+    from ecs_dem.components.mesh_generators import flat_sheet
+
+    side = 4e-3
+    radius = size * side
+    gap = max(3.0 * radius, 3 * side)
+    span = 6 * gap + 4 * side
+    sheet = flat_sheet(side, width=span, height=span)
+    spots = [(side / 2, side * math.sqrt(3) / 6), (side / 2, 0.0), (0.0, 0.0)]
+    centre = sheet.vertices[np.argmin(np.linalg.norm(sheet.vertices[:, :2], axis=1)), :2]
+    world = World(Box((-span,) * 3, (span,) * 3), dt=1.0, debug=False)
+    grain = add_species(world, youngs_modulus=1e8, poisson_ratio=0.3, density=2500.0,
+                        restitution=0.5, friction=0.3)
+    create_particle_table(world)
+    add_membrane(world, sheet, youngs_modulus=1e8, thickness=1e-3, density=1000.0,
+                 damping_ratio=0.3)
+    pos, vel = [], []
+    for k, (dx, dy) in enumerate(spots):
+        for m, direction in enumerate(((0, 0, -1.0), (0.6, 0.0, -0.8))):
+            x, y = centre[0] + dx + (k - 1) * 2 * gap, centre[1] + dy + (m - 0.5) * 2 * gap
+            pos.append((x, y, 1.001 * radius))
+            vel.append(10.0 * np.array(direction))
+    rim = membrane_vertices(world, 0, where=lambda x: np.max(np.abs(x[:, :2] - centre), axis=1)
+                            > 0.5 * span - side)
+    fix_particles(world, membrane_vertices(world, 0) if fixed else rim)
+    add_particles(world, np.array(pos), radius, grain, velocity=np.array(vel))
+    law = HertzMindlinLaw()
+    # time step: a fiftieth of the Hertz impact at 10 m/s, and of the sheet's springs
+    mass = 2500 * 4 / 3 * math.pi * radius**3
+    estar = 1 / (2 * (1 - 0.3**2) / 1e8)
+    dmax = (15 * mass * 100 / (16 * estar * math.sqrt(radius))) ** 0.4
+    assert dmax < 0.5 * radius
+    vertex_mass = 1000 * 1e-3 * math.sqrt(3) / 4 * side**2
+    world.dt = 2.94 * dmax / 10 / 50
+    if not fixed:
+        world.dt = min(world.dt, 0.05 * math.sqrt(vertex_mass / (6 * math.sqrt(3) / 2 * 1e5)))
+    first, second = velocity_verlet()
+    for s in (first, PatchSearch(), PatchContacts(law), *membrane_systems(), second):
+        world.add_system(s)
+    p = world.particles
+    grains = lambda: np.flatnonzero(p.membrane < 0)  # noqa: E731
+    lowest = np.full(len(pos), np.inf)
+    steps = int(3 * 2.94 * dmax / 10 / world.dt)
+    for _ in range(steps // 5):
+        world.run(5)
+        for k, g in enumerate(grains()):
+            clearance = p.position[g, 2] - (0.0 if fixed else membrane_height_below(
+                world, p.position[g, :2]))
+            lowest[k] = min(lowest[k], clearance)
+    assert np.all(lowest > 0), f"a grain centre crossed the membrane: {lowest / radius}"
+    if fixed:
+        assert np.all(p.velocity[grains(), 2] > 0)  # every grain is on its way back
+    else:  # the free sheet gives way and carries the grains down, much slower
+        assert np.all(p.velocity[grains(), 2] > -5.0)
