@@ -237,11 +237,13 @@ def _check_degenerate(t_in: np.ndarray, t: np.ndarray, v: np.ndarray, tol: float
     repeated = np.flatnonzero((t[:, 0] == t[:, 1]) | (t[:, 1] == t[:, 2]) | (t[:, 2] == t[:, 0]))
     if len(repeated):
         k = repeated[0]
-        same = "a vertex twice" if len(set(t_in[k].tolist())) < 3 else \
-            f"vertices that coincide within the merge tolerance {tol:.3g} m"
+        if len(set(t_in[k].tolist())) < 3:
+            same, extra = "a vertex twice", ""
+        else:
+            same = f"vertices that coincide within the merge tolerance {tol:.3g} m"
+            extra = ", or pass a smaller merge_tolerance if the vertices are truly distinct"
         raise MeshError(f"triangle {k} (vertices {t_in[k].tolist()}) is degenerate: it uses {same} "
-                        f"(degenerate triangles: {_listing(repeated)}). Remove it; {REPAIR_HINT}, "
-                        "or pass a smaller merge_tolerance if the vertices are truly distinct")
+                        f"(degenerate triangles: {_listing(repeated)}). Remove it; {REPAIR_HINT}{extra}")
     x = v[t]
     twice_area = np.linalg.norm(np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]), axis=1)
     longest = np.linalg.norm(x - np.roll(x, -1, axis=1), axis=2).max(axis=1)
