@@ -35,18 +35,13 @@ def _length(name: str, value) -> float:
 
 
 def _center(value) -> np.ndarray:
-    c = np.asarray(value, dtype=np.float64) if _is_numeric(value) else None
+    try:
+        c = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        c = None
     if c is None or c.shape != (3,) or not np.isfinite(c).all():
         raise InputError(f"center must be three finite coordinates (x, y, z) in metres, got {value!r}")
     return c
-
-
-def _is_numeric(value) -> bool:
-    try:
-        np.asarray(value, dtype=np.float64)
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def _at_least(name: str, value: float, other: str, minimum: float, fix: str) -> None:
@@ -68,12 +63,14 @@ def flat_sheet(edge_length: float, *, width: float | None = None, height: float 
     edges edge_length/2 and edge_length*sqrt(3)/2).
 
     Disc: ``radius`` [m] around ``center``. The lattice (a vertex at the
-    centre) is clipped to the triangles whose centroid lies inside the circle,
-    the boundary vertices are moved radially onto the circle, and rim edges
-    shorter than 0.7 edge_length after that are collapsed into their midpoint
-    on the circle. Every rim vertex is then exactly at ``radius``, the interior
-    is the untouched lattice, and the triangles at the rim stay valid with a
-    minimum angle of about 30 deg (edges 0.5 to 1.65 edge_length there).
+    centre) is clipped to the triangles whose centroid lies inside the circle
+    (less any triangle with two edges on the boundary, which would flatten on
+    the circle), the boundary vertices are moved radially onto the circle, and
+    rim edges shorter than 0.7 edge_length after that are collapsed into their
+    midpoint on the circle. Every rim vertex is then exactly at ``radius``, the
+    interior is the untouched lattice, and the triangles at the rim stay valid
+    with a minimum angle of 30 deg or more (edges 0.6 to 1.65 edge_length
+    there), wherever the circle cuts the lattice.
     """
     a = _length("edge_length", edge_length)
     c = _center(center)
@@ -183,10 +180,10 @@ def _collapse_short_rim_edges(points, tri, radius, shortest):
         short = np.flatnonzero(length < shortest)
         if len(short) == 0 or len(loop) <= 6:
             return points, tri
-        taken = np.zeros(len(loop) + 1, dtype=bool)
+        taken = np.zeros(len(loop), dtype=bool)
         chosen = []
         for k in short[np.argsort(length[short])]:          # shortest first, no two adjacent
-            if not (taken[k] or taken[k - 1] or taken[(k + 1) % len(loop)]):
+            if not (taken[k] or taken[k - 1] or taken[(k + 1) % len(loop)]):   # (k - 1 wraps)
                 taken[k] = True
                 chosen.append(k)
         u, v = loop[chosen], nxt[chosen]
@@ -228,9 +225,10 @@ def cylinder(radius: float, height: float, edge_length: float, *, caps: bool = F
 
     ``caps=False``: open, two boundary loops (the end rings). ``caps=True``:
     closed by two flat discs of concentric rings (radii spaced about
-    edge_length sqrt(3)/2, each with round(2 pi r / edge_length) vertices, a
-    vertex on the axis), normals -z at the bottom and +z at the top; their
-    vertices follow the side's.
+    edge_length sqrt(3)/2, each with about 2 pi r / edge_length vertices, in
+    proportion to the end ring's; a vertex on the axis; neighbouring rings
+    joined by the shorter diagonals), normals -z at the bottom and +z at the
+    top; their vertices follow the side's.
     """
     r = _length("radius", radius)
     h = _length("height", height)

@@ -40,7 +40,9 @@ MERGE_FRACTION = 1e-9
 # a triangle is flat when its height is below this fraction of its longest edge
 # (or below the merge tolerance), i.e. its corners are collinear to round-off
 FLAT_FRACTION = 1e-10
-REPAIR_HINT = ("a mesh repair tool can do it (e.g. MeshLab: Filters > Cleaning and Repairing)")
+REPAIR_HINT = "a mesh repair tool can do it (e.g. MeshLab: Filters > Cleaning and Repairing)"
+# a unit vector along no lattice, grid or coordinate direction (vertex merging sorts along it)
+SWEEP_DIRECTION = np.array([0.5897, 0.5459, 0.5951]) / np.linalg.norm([0.5897, 0.5459, 0.5951])
 
 
 class MeshError(InputError):
@@ -165,52 +167,68 @@ def _listing(indices, limit: int = 5) -> str:
 def _close_pairs(x: np.ndarray, tol: float) -> np.ndarray:
     """Index pairs (p, 2) of points of x closer than tol (x holds no exact duplicates).
 
-    Points within tol of each other share a cell of size 2.5 tol in at least one
-    of the 8 grids shifted by half a cell along any axes, so we compare points
-    within the cells of those 8 grids only.
+    Points within tol have projections within tol on any direction: sort the
+    projections on a direction no mesh is aligned with (a column of a grid
+    would share its x) and compare each point with its successors while any
+    projection gap is below tol, usually one or two passes.
     """
-    q = (x - x.min(axis=0)) / (2.5 * tol)
+    projection = x @ SWEEP_DIRECTION
+    order = np.argsort(projection, kind="stable")
+    projection = projection[order]
     pairs = []
-    for shift in np.array(np.meshgrid([0, 0.5], [0, 0.5], [0, 0.5])).reshape(3, -1).T:
-        _, cell = np.unique(np.floor(q + shift).astype(np.int64), axis=0, return_inverse=True)
-        cell = cell.reshape(-1)
-        order = np.argsort(cell, kind="stable")
-        c = cell[order]
-        d = 1
-        while d < len(order):
-            same = c[d:] == c[:-d]
-            if not same.any():
-                break
-            i, j = order[:-d][same], order[d:][same]
-            close = np.linalg.norm(x[i] - x[j], axis=1) <= tol
-            pairs.append(np.stack([i[close], j[close]], axis=1))
-            d += 1
+    for d in range(1, len(order)):
+        near = np.flatnonzero(projection[d:] - projection[:-d] <= tol)
+        if len(near) == 0:
+            break
+        i, j = order[near], order[near + d]
+        close = np.linalg.norm(x[i] - x[j], axis=1) <= tol
+        pairs.append(np.stack([i[close], j[close]], axis=1))
     return np.concatenate(pairs) if pairs else np.zeros((0, 2), dtype=np.int64)
 
 
 def _lowest_labels(n: int, pairs: np.ndarray) -> np.ndarray:
-    """Connected components of a graph given as index pairs: each node's lowest-index node."""
+    """Connected components of a graph given as index pairs: each node's lowest-index node.
+
+    Union by hooking: every round hooks the larger of two linked roots under
+    the smaller, then compresses every path to its root; a few rounds even for
+    a large connected mesh.
+    """
     label = np.arange(n, dtype=np.int64)
     if len(pairs) == 0:
         return label
     i, j = pairs[:, 0], pairs[:, 1]
     while True:
-        low = np.minimum(label[i], label[j])
-        new = label.copy()
-        np.minimum.at(new, i, low)
-        np.minimum.at(new, j, low)
-        new = new[new]                       # pointer jumping: labels only ever decrease
-        if np.array_equal(new, label):
+        li, lj = label[i], label[j]
+        differ = li != lj
+        if not differ.any():
             return label
-        label = new
+        np.minimum.at(label, np.maximum(li, lj)[differ], np.minimum(li, lj)[differ])
+        while True:                                  # labels only decrease: the root is the minimum
+            up = label[label]
+            if np.array_equal(up, label):
+                break
+            label = up
+
+
+def _first_of_equal_rows(a: np.ndarray) -> np.ndarray:
+    """For every row of a 2D array the lowest index of the rows equal to it.
+
+    (A stable lexsort keeps equal rows in index order; much faster than
+    np.unique(axis=0).)
+    """
+    order = np.lexsort(a.T[::-1])
+    s = a[order]
+    starts = np.concatenate([[True], (s[1:] != s[:-1]).any(axis=1)])
+    first = np.empty(len(a), dtype=np.int64)
+    first[order] = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]
+    return first
 
 
 def _merge_representatives(x: np.ndarray, tol: float) -> np.ndarray:
     """For every vertex the lowest input index of the vertices within tol of it (chained)."""
     # exact duplicates first (every STL vertex appears about six times), so that the
-    # tolerant pass compares few points per cell
-    _, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
-    exact = first[inverse.reshape(-1)]
+    # tolerant pass compares distinct points only
+    exact = _first_of_equal_rows(x)
     if tol <= 0:
         return exact
     distinct = np.unique(exact)             # ascending input indices
@@ -221,15 +239,16 @@ def _merge_representatives(x: np.ndarray, tol: float) -> np.ndarray:
 def _check_input(v: np.ndarray, t: np.ndarray) -> None:
     if len(t) == 0:
         raise MeshError("the mesh has no triangles: a membrane needs at least one")
-    bad = np.flatnonzero(~np.isfinite(v).all(axis=1))
-    if len(bad):
-        raise MeshError(f"vertex {bad[0]} has a non-finite coordinate {v[bad[0]].tolist()} "
-                        f"(vertices {_listing(bad)}): fix or remove it")
     out = np.flatnonzero(((t < 0) | (t >= len(v))).any(axis=1))
     if len(out):
         raise MeshError(f"triangle {out[0]} refers to vertex indices {t[out[0]].tolist()}, outside "
                         f"0..{len(v) - 1} (triangles {_listing(out)}): the file's connectivity "
                         "is broken; re-export the mesh")
+    used = _used(t, len(v))
+    bad = used[~np.isfinite(v[used]).all(axis=1)]     # unused vertices are dropped anyway
+    if len(bad):
+        raise MeshError(f"vertex {bad[0]} has a non-finite coordinate {v[bad[0]].tolist()} "
+                        f"(vertices {_listing(bad)}): fix or remove it")
 
 
 def _check_degenerate(t_in: np.ndarray, t: np.ndarray, v: np.ndarray, tol: float) -> None:
@@ -258,13 +277,11 @@ def _check_degenerate(t_in: np.ndarray, t: np.ndarray, v: np.ndarray, tol: float
 
 def _check_duplicates(t: np.ndarray) -> None:
     key = np.sort(t, axis=1)
-    _, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True,
-                                          return_counts=True)
-    inverse = inverse.reshape(-1)
-    dup = np.flatnonzero(counts[inverse] > 1)
+    first = _first_of_equal_rows(key)
+    dup = np.flatnonzero(np.bincount(first, minlength=len(t))[first] > 1)
     if len(dup):
         k = dup[0]
-        group = np.flatnonzero(inverse == inverse[k])
+        group = np.flatnonzero(first == first[k])
         raise MeshError(f"triangles {_listing(group)} use the same vertices {key[k].tolist()}: "
                         f"a duplicate triangle ({len(dup)} triangles are duplicates). Delete all "
                         f"but one of them; {REPAIR_HINT}")
@@ -294,11 +311,10 @@ def _check_vertex_fans(t: np.ndarray, half: np.ndarray, twin: np.ndarray) -> Non
     other_of_end = np.where(flat[start_g] == flat[end_h], start_g, end_g)
     pairs = np.concatenate([np.stack([start_h, other_of_start], 1), np.stack([end_h, other_of_end], 1)])
     group = _lowest_labels(len(flat), pairs)
-    fans = np.unique(np.stack([flat, group], axis=1), axis=0)[:, 0]
-    vertex, count = np.unique(fans, return_counts=True)
-    if (count > 1).any():
-        v = int(vertex[np.argmax(count > 1)])
-        raise MeshError(f"vertex {v} joins {int(count[np.argmax(count > 1)])} separate fans of "
+    fans = np.bincount(flat[group == np.arange(len(flat))])     # one root corner per fan
+    if (fans > 1).any():
+        v = int(np.argmax(fans > 1))
+        raise MeshError(f"vertex {v} joins {int(fans[v])} separate fans of "
                         f"triangles ({_listing(np.flatnonzero((t == v).any(axis=1)))}) that share no "
                         "edge there: surfaces touch at a single vertex (a bow-tie). Split the vertex "
                         "into one per fan, or join the surfaces along an edge")
@@ -356,7 +372,7 @@ def validate_mesh(mesh: Mesh, merge_tolerance: float | None = None) -> Mesh:
     v_in, t_in = mesh.vertices, mesh.triangles
     _check_input(v_in, t_in)
     if merge_tolerance is None:
-        diagonal = float(np.linalg.norm(np.ptp(v_in[np.unique(t_in)], axis=0)))
+        diagonal = float(np.linalg.norm(np.ptp(v_in[_used(t_in, len(v_in))], axis=0)))
         tol = MERGE_FRACTION * diagonal
     else:
         tol = float(merge_tolerance)
@@ -371,8 +387,14 @@ def validate_mesh(mesh: Mesh, merge_tolerance: float | None = None) -> Mesh:
     flip, component = _orientation(t, half, twin)
     t = np.where(flip[:, None], t[:, [0, 2, 1]], t)
     t = _outward(v_in, t, component, twin)
-    used = np.unique(t)                            # ascending: input order of the kept vertices
-    return Mesh(v_in[used], np.searchsorted(used, t))
+    used = _used(t, len(v_in))                     # ascending: input order of the kept vertices
+    new_index = np.cumsum(np.bincount(t.reshape(-1), minlength=len(v_in)) > 0) - 1
+    return Mesh(v_in[used], new_index[t])
+
+
+def _used(t: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the vertices the triangles use, ascending."""
+    return np.flatnonzero(np.bincount(t.reshape(-1), minlength=n))
 
 
 def _outward(v: np.ndarray, t: np.ndarray, component: np.ndarray, twin: np.ndarray) -> np.ndarray:

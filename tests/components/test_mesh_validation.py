@@ -76,7 +76,7 @@ def test_vertices_within_the_tolerance_merge_and_farther_ones_do_not(rng):
 
 def test_unused_vertices_are_dropped_and_order_kept():
     sheet = flat_sheet(0.1, width=0.4, height=0.3)
-    extra = np.vstack([[[5.0, 5.0, 5.0]], sheet.vertices])          # an unused vertex in front
+    extra = np.vstack([[[np.nan, 5.0, 5.0]], sheet.vertices])       # an unused (even broken) vertex
     clean = validate_mesh(Mesh(extra, sheet.triangles + 1))
     np.testing.assert_array_equal(clean.vertices, sheet.vertices)
     np.testing.assert_array_equal(clean.triangles, sheet.triangles)
