@@ -172,17 +172,26 @@ def test_icosphere(level):
     x = ball.vertices[ball.triangles].mean(axis=1) - c
     n = unit_normals(ball)
     assert (np.einsum("ij,ij->i", n, x / np.linalg.norm(x, axis=1)[:, None]) > 0.98).all()
-    assert 0.85 <= length.min() and length.max() <= 1.15 and low >= 50.0
+    assert 0.8 <= length.min() and length.max() <= 1.1 and low >= 50.0
+    # the relaxation evens the edges out against the plain subdivision
+    plain = icosphere(r, level, center=c, relax=0)
+    plain_length, plain_low = report(f"icosphere level {level}, relax=0", plain, np.median(edge_lengths(plain)))
+    np.testing.assert_array_equal(plain.triangles, ball.triangles)
+    assert 0.9 <= plain_length.min() and plain_length.max() <= 1.1 and plain_low >= 50.0
+    assert length.std() < 0.8 * plain_length.std()
 
 
 def test_icosphere_volume_converges():
     r = 0.01
     exact = 4 / 3 * math.pi * r ** 3
-    errors = [(exact - icosphere(r, level, center=(5, 5, 5)).signed_volume()) / exact for level in range(1, 6)]
+    errors = [(exact - icosphere(r, level, center=(5, 5, 5), relax=0).signed_volume()) / exact
+              for level in range(1, 6)]
     print("icosphere volume errors:", ", ".join(f"{e:.2e}" for e in errors))
     assert all(e > 0 for e in errors)                                  # inscribed: slightly less
     assert errors[-1] < 2e-3
     assert all(3.5 < e0 / e1 < 4.5 for e0, e1 in zip(errors, errors[1:]))   # 4x per level
+    relaxed = (exact - icosphere(r, 3).signed_volume()) / exact
+    assert relaxed == pytest.approx(errors[2], rel=0.05)
 
 
 # ---------------------------------------------------------------------------- arguments
@@ -206,6 +215,7 @@ def test_icosphere_volume_converges():
     (lambda: icosphere(1, 2.5), "level must be an integer from 0"),
     (lambda: icosphere(1, 9), "level must be an integer from 0"),
     (lambda: icosphere(1, True), "level must be an integer from 0"),
+    (lambda: icosphere(1, 2, relax=-1), "relax must be a number of iterations >= 0"),
 ])
 def test_bad_arguments_name_the_argument(call, words):
     with pytest.raises(InputError, match=words):
