@@ -1,4 +1,6 @@
-"""Topology of a triangle mesh as a membrane needs it: edges, hinges, neighbours, boundary.
+"""Hinges of a triangle mesh as the membrane's bending needs them, and their angles.
+
+(Edges, neighbours and boundary loops of any mesh: components.mesh_validation.)
 
 Pure functions of the triangle array (m, 3) (vertex indices, consistently
 wound). Conventions of ../shared/PHYSICS-NOTES.md (Membrane bending): a hinge
@@ -89,43 +91,6 @@ def third_vertex(tri: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return tri[np.arange(tri.shape[0]), np.argmax(other, axis=1)]
 
 
-def triangle_neighbours(triangles: np.ndarray, emap: EdgeMap | None = None) -> np.ndarray:
-    """(m, 3): the triangle across edge k (v_k v_{k+1}) of each triangle, -1 on the boundary."""
-    tri = np.asarray(triangles, dtype=np.int64)
-    emap = emap or edge_map(tri)
-    out = np.full(tri.shape, -1, dtype=np.int64)
-    for side in range(2):
-        has = emap.triangles[:, side] >= 0
-        other = emap.triangles[:, 1 - side]
-        out[emap.triangles[has, side], emap.local[has, side]] = other[has]
-    return out
-
-
-def boundary_edges(triangles: np.ndarray, emap: EdgeMap | None = None) -> np.ndarray:
-    """(k, 2) edges used by one triangle only, oriented as in that triangle's winding."""
-    emap = emap or edge_map(triangles)
-    fwd = (emap.triangles[:, 0] >= 0) & (emap.triangles[:, 1] < 0)
-    bwd = (emap.triangles[:, 1] >= 0) & (emap.triangles[:, 0] < 0)
-    return np.concatenate([emap.edges[fwd], emap.edges[bwd][:, ::-1]])
-
-
-def boundary_loops(triangles: np.ndarray) -> list[np.ndarray]:
-    """The boundary as closed vertex loops, each following the boundary edges' orientation."""
-    edges = boundary_edges(triangles)
-    nxt = dict(zip(edges[:, 0].tolist(), edges[:, 1].tolist()))
-    loops, seen = [], set()
-    for start in edges[:, 0].tolist():
-        if start in seen:
-            continue
-        loop, v = [], start
-        while v not in seen:
-            seen.add(v)
-            loop.append(v)
-            v = nxt[v]
-        loops.append(np.array(loop, dtype=np.int64))
-    return loops
-
-
 def dihedral_angles(vertices: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """Signed angle theta of each hinge (PHYSICS-NOTES, Membrane bending):
     theta = atan2((n1^ x n2^) . e^, n1^ . n2^), e = x4 - x3 (0 for a flat hinge)."""
@@ -139,5 +104,4 @@ def dihedral_angles(vertices: np.ndarray, quads: np.ndarray) -> np.ndarray:
     return np.arctan2(np.einsum("ij,ij->i", np.cross(n1, n2), e), np.einsum("ij,ij->i", n1, n2))
 
 
-__all__ = ["EdgeMap", "edge_map", "hinges", "third_vertex", "triangle_neighbours",
-           "boundary_edges", "boundary_loops", "dihedral_angles"]
+__all__ = ["EdgeMap", "edge_map", "hinges", "third_vertex", "dihedral_angles"]

@@ -40,9 +40,9 @@ import numpy as np
 from ecs_dem.errors import InputError
 from ecs_dem.table import Field, Halo, Table
 
-from .membrane_topology import boundary_loops, dihedral_angles, edge_map, hinges, triangle_neighbours
+from .membrane_topology import dihedral_angles, edge_map, hinges
 from .mesh import Mesh
-from .mesh_validation import validate_mesh
+from .mesh_validation import boundary_loops, triangle_neighbors, validate_mesh
 from .particles import KIND_MEMBRANE_VERTEX, add_particles
 from .species import add_species
 
@@ -198,7 +198,7 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     tset = world.membrane_triangles
     trows = tset.append(tri.shape[0], vertices=gid[tri], rest_area=area, membrane=mid)
     tgid = tset.gid[trows]
-    nb = triangle_neighbours(tri, emap)
+    nb = triangle_neighbors(tri)
     tset.neighbours[trows] = np.where(nb >= 0, tgid[np.maximum(nb, 0)], -1)
     for k, loop in enumerate(boundary_loops(tri)):
         edges = np.stack([loop, np.roll(loop, -1)], axis=1)
