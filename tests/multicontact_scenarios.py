@@ -32,7 +32,7 @@ def contact_systems(law, gamma):
 
 
 def compressed_packing(comm, law, gamma, n_side=7, layers=5, periodic_xy=True, material=None,
-                       top_speed=0.02):
+                       top_speed=0.02, shift_x=0.0):
     """Soft polydisperse spheres overlapping by about 2 % of a radius on a jittered cubic lattice,
     between a floor and a top plate that moves down at `top_speed` (m/s), periodic in x and y:
     a compressed packing with six or more lasting contacts per grain, wall contacts at both
@@ -50,6 +50,7 @@ def compressed_packing(comm, law, gamma, n_side=7, layers=5, periodic_xy=True, m
     k = np.arange(n_side * n_side * layers)
     pos = np.stack([k % n_side, (k // n_side) % n_side, k // n_side**2], axis=1) * spacing
     pos = pos + 0.5 * spacing + rng.uniform(-0.01, 0.01, pos.shape) * R
+    pos[:, 0] = (pos[:, 0] + shift_x * width) % width
     add_particles(world, pos, R * rng.uniform(0.99, 1.01, k.size), 0,
                   velocity=rng.normal(0.0, 0.002, pos.shape))
     add_wall(world, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))

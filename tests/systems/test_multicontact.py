@@ -434,6 +434,27 @@ def test_forces_torques_and_momentum_balance():
     assert np.abs(t).max() > 1e-3 * np.abs(f).max() * R  # friction torques took part
 
 
+def test_periodic_images_change_nothing():
+    """The compressed packing (periodic in x and y) shifted by half its width along x: other
+    contacts now cross the periodic face, so other contact sides are computed on periodic-image
+    pair rows and summed back by the reverse reduction; forces and every pair's state agree with
+    the unshifted run to round-off."""
+    law = SaturatedHertzLaw()
+    a = compressed_packing(SerialComm(), law, GAMMA, n_side=5, layers=4)
+    b = compressed_packing(SerialComm(), law, GAMMA, n_side=5, layers=4, shift_x=0.5)
+    a.run(30)
+    b.run(30)
+    assert b.pairs.n_ghost > 0
+    fa, fb = (w.particles.force[np.argsort(w.particles.gid)] for w in (a, b))
+    scale = np.abs(fa).max()
+    np.testing.assert_allclose(fb, fa, rtol=0, atol=1e-10 * scale)
+    sa, sb = pair_state(a, ("mc_force", "mc_offset")), pair_state(b, ("mc_force", "mc_offset"))
+    assert sa.keys() == sb.keys() and sum(v[0] != 0 for v in sa.values()) > 100
+    for key in sa:
+        np.testing.assert_allclose(sb[key][0], sa[key][0], rtol=0, atol=1e-10 * scale)
+        np.testing.assert_allclose(sb[key][1], sa[key][1], rtol=0, atol=1e-10 * R)
+
+
 def test_restart_continues_bit_for_bit(tmp_path):
     """Checkpoint mid-run and continue: positions, forces and every MC-DEM field equal the
     uninterrupted run's bit for bit (the lagged forces and W are in the checkpoint)."""
