@@ -74,7 +74,7 @@ import math
 
 import numpy as np
 
-from ecs_dem.errors import InputError
+from ecs_dem.errors import InputError, StateError
 from ecs_dem.jit import inline, kernel
 from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo
@@ -117,32 +117,44 @@ def wall_fields(n_walls: int) -> tuple[Field, ...]:
 
 
 @inline
-def point_force_displacement(force, ekx, eky, ekz, sk, ecx, ecy, ecz, sc, prefactor, c34, c12):
-    """delta_{k->c} (m) of Brodu et al. Eq. (1) for two contacts of one grain.
+def influence_coefficients(ekx, eky, ekz, sk, ecx, ecy, ecz, sc, prefactor, c34, c12):
+    """(a_kc, a_ck) in m/N: delta_{k->c} = a_kc F_k and delta_{c->k} = a_ck F_c, Brodu et al.
+    Eq. (1) both ways for two contacts k, c of one grain (one distance, one square root).
 
     Contact points x = s e from the grain's centre (e the unit vector toward
     the partner, s in m), inward normals n = -e (PHYSICS-NOTES, Multi-contact
-    correction); ``force`` F_k (N, positive repulsive); prefactor
-    gamma (1 + nu) / (2 pi E) (1/Pa); c34 = 3 - 4 nu, c12 = 1 - 2 nu.
-    Positive: the surface at c moves toward c's partner. Zero for coincident
-    points and for c on the outward normal ray of k (1 + n_k.u_kc <= 0: not a
-    surface point of a convex grain).
+    correction); prefactor gamma (1 + nu) / (2 pi E) (1/Pa); c34 = 3 - 4 nu,
+    c12 = 1 - 2 nu. From k to c: u = u_kc; from c to k: u_ck = -u_kc, so
+    n_c.u_ck = -n_c.u_kc and n_k.u_ck = -n_k.u_kc. Positive: the surface at
+    the receiving contact moves toward its partner. Zero for coincident
+    points, and one way when the receiving point lies on the outward normal
+    ray of the other (1 + n.u <= 0: not a surface point of a convex grain).
     """
     dx = sc * ecx - sk * ekx
     dy = sc * ecy - sk * eky
     dz = sc * ecz - sk * ekz
     d2 = dx * dx + dy * dy + dz * dz
     if not d2 > 0.0:
-        return 0.0
-    d = math.sqrt(d2)
-    nku = -(ekx * dx + eky * dy + ekz * dz) / d  # n_k . u_kc
-    ncu = -(ecx * dx + ecy * dy + ecz * dz) / d  # n_c . u_kc
-    nkc = ekx * ecx + eky * ecy + ekz * ecz     # n_k . n_c
-    den = 1.0 + nku
-    if not den > 1e-12:
-        return 0.0
-    bracket = nku * ncu + c34 * nkc - c12 * (nkc + ncu) / den
-    return -prefactor * force * bracket / d
+        return 0.0, 0.0
+    inv_d = 1.0 / math.sqrt(d2)
+    nku = -(ekx * dx + eky * dy + ekz * dz) * inv_d  # n_k . u_kc
+    ncu = -(ecx * dx + ecy * dy + ecz * dz) * inv_d  # n_c . u_kc
+    nkc = ekx * ecx + eky * ecy + ekz * ecz         # n_k . n_c
+    both = nku * ncu + c34 * nkc                     # the same both ways
+    scale = -prefactor * inv_d
+    den = 1.0 + nku  # 1 + n_k . u_kc
+    a_kc = scale * (both - c12 * (nkc + ncu) / den) if den > 1e-12 else 0.0
+    den = 1.0 - ncu  # 1 + n_c . u_ck
+    a_ck = scale * (both - c12 * (nkc - nku) / den) if den > 1e-12 else 0.0
+    return a_kc, a_ck
+
+
+@inline
+def point_force_displacement(force, ekx, eky, ekz, sk, ecx, ecy, ecz, sc, prefactor, c34, c12):
+    """delta_{k->c} (m) of Brodu et al. Eq. (1): ``force`` F_k (N, positive repulsive) times
+    a_kc of ``influence_coefficients`` (same arguments)."""
+    return force * influence_coefficients(ekx, eky, ekz, sk, ecx, ecy, ecz, sc, prefactor, c34,
+                                          c12)[0]
 
 
 @kernel
@@ -160,6 +172,8 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
     (rows, 2), ``wall_offset`` (n, walls)). Adds W into ``displacement[row,
     side]`` (side 0: p is gid_i) and writes ``wall_displacement[p, w]``.
     ``youngs``, ``poisson`` per species (Pa, 1). Units: m.
+
+    Returns (largest |W| / r of any contact side, its particle row, or -1).
     """
     n_walls = wall_point.shape[0]
     most = 0
@@ -171,8 +185,11 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
     ez = np.empty(size)
     s = np.empty(size)
     f = np.empty(size)
+    W = np.empty(size)
     row = np.empty(size, dtype=np.int64)  # pair row, or -1 - wall
     side = np.empty(size, dtype=np.int64)
+    worst = 0.0
+    worst_row = -1
     for p in range(n_owned):
         xp = position[p, 0]
         yp = position[p, 1]
@@ -222,15 +239,23 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
         c34 = 3.0 - 4.0 * nu
         c12 = 1.0 - 2.0 * nu
         for c in range(m):
-            total = 0.0
-            for k in range(m):
-                if k != c and f[k] != 0.0:
-                    total += point_force_displacement(f[k], ex[k], ey[k], ez[k], s[k], ex[c], ey[c],
-                                                      ez[c], s[c], prefactor, c34, c12)
+            W[c] = 0.0
+        for c in range(m):  # each pair of contacts once, both ways
+            for k in range(c + 1, m):
+                if f[k] != 0.0 or f[c] != 0.0:
+                    a_kc, a_ck = influence_coefficients(ex[k], ey[k], ez[k], s[k], ex[c], ey[c],
+                                                        ez[c], s[c], prefactor, c34, c12)
+                    W[c] += a_kc * f[k]
+                    W[k] += a_ck * f[c]
+        for c in range(m):
             if row[c] >= 0:
-                displacement[row[c], side[c]] += total
+                displacement[row[c], side[c]] += W[c]
             else:
-                wall_displacement[p, -1 - row[c]] = total
+                wall_displacement[p, -1 - row[c]] = W[c]
+            if abs(W[c]) > worst * rp:
+                worst = abs(W[c]) / rp
+                worst_row = p
+    return worst, worst_row
 
 
 def _walls(world):
@@ -296,11 +321,17 @@ class MultiContactDisplacements(System):
         else:
             wall_args = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((n, 0)), np.zeros((n, 0)))
             wall_out = np.zeros((n, 0))
-        surface_displacements(
+        worst, at = surface_displacements(
             n, start, items, q.with_ghosts("i"), q.with_ghosts("j"), q.with_ghosts("mc_force"),
             q.with_ghosts("mc_offset"), p.with_ghosts("position"), p.with_ghosts("radius"),
             p.species, sp.youngs_modulus, sp.poisson_ratio, *wall_args, gamma,
             q.with_ghosts("mc_displacement"), wall_out)
+        if worst > 1.0:
+            raise StateError(
+                f"multi-contact: the surface of particle gid {int(p.gid[at])} moved by {worst:.3g} "
+                "of its radius under its other contacts (Eq. 1): at these overlaps the correction "
+                f"has no static state (its gain exceeds one) for gamma = {gamma:g}. Lower gamma or "
+                "the compression, or approach the state more slowly")
 
 
 class MultiContactForces(System):
@@ -440,5 +471,5 @@ def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0
 
 
 __all__ = ["GAMMA_INDEPENDENT", "GAMMA_HALF_SPACE", "GAMMA_MCDEM", "PAIR_FIELDS", "wall_fields",
-           "point_force_displacement", "surface_displacements", "MultiContactDisplacements",
+           "influence_coefficients", "point_force_displacement", "surface_displacements", "MultiContactDisplacements",
            "MultiContactForces", "multicontact"]

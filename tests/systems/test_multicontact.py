@@ -29,7 +29,7 @@ from ecs_dem.comm import SerialComm
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.errors import InputError
+from ecs_dem.errors import InputError, StateError
 from ecs_dem.io.checkpoint import restart, write_checkpoint
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
@@ -501,3 +501,15 @@ def test_bad_input_is_refused_with_the_fix():
     with pytest.raises(InputError, match="remove ContactForces"):
         world.setup()
     assert MultiContactDisplacements  # the class users may subclass
+
+
+def test_a_correction_without_static_state_stops_with_the_cause():
+    """Gain above one (gamma = 30 on a grain squeezed by 10 % between two plates): the fixed-point
+    map F = K (delta + A F)^(3/2) has no fixed point, the lagged forces grow without bound, and the
+    run stops with an error naming the grain and the cure before the displacement exceeds a
+    radius, instead of running on into NaN."""
+    world = grain_in_walls([(0, 0, 1), (0, 0, -1)], [0.1 * R, 0.1 * R], gamma=30.0)
+    expected = lagged_wall_steps([(0, 0, 1), (0, 0, -1)], [0.1 * R, 0.1 * R], 3, gamma=30.0)
+    assert expected[2][1][0] > expected[1][1][0] > expected[0][1][0]  # growing, step after step
+    with pytest.raises(StateError, match="gid 0 moved by .* no static state .* Lower gamma"):
+        world.run(200)
