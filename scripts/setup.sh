@@ -43,12 +43,14 @@ if [ ! -x "$PY" ]; then
   python3 -m venv "$VENV"
 fi
 
-if [ ! -f "$VENV/.stamp-tools" ]; then
+# matplotlib draws the plots of run/compression.py; an environment set up before it was
+# added redoes this step once
+if [ ! -f "$VENV/.stamp-tools" ] || ! "$PY" -c "import matplotlib" >/dev/null 2>&1; then
   say "installing Python tools into $VENV"
   "$PY" -m pip install -q --upgrade pip setuptools wheel 2>&1 | grep -v "^WARNING: Location" || true
-  "$PY" -m pip install -q cython pkgconfig "numpy>=1.26" numba pytest pytest-mpi 2>&1 \
+  "$PY" -m pip install -q cython pkgconfig "numpy>=1.26" numba pytest pytest-mpi "matplotlib>=3.7" 2>&1 \
     | grep -v "^WARNING: Location" || true
-  "$PY" -c "import numba, pytest" 
+  "$PY" -c "import numba, pytest, matplotlib" 
   touch "$VENV/.stamp-tools"
 fi
 
