@@ -492,10 +492,11 @@ def main(argv=None) -> int:
             t1 = time.perf_counter()
             world, mc, _ = build_world(cfg, position, radius, height, h0, gamma, comm=comm)
             world.setup()
-            if world.comm.rank == 0 and not cfg["quiet"] and gamma == gammas_of(cfg)[0]:
-                say(f"compression: {world.comm.sum(world.particles.n_owned)} grains, dt = {world.dt:.3g} s, "
-                    f"plate speed {1e3 * cfg['plate_speed']:g} mm/s, {cfg['cycles']} cycles "
-                    f"(first {cfg['discard']} discarded)" + (f", {comm.size} ranks" if comm.size > 1 else ""))
+            grains = world.comm.sum(world.particles.n_owned)  # collective: on every rank
+            if gamma == gammas_of(cfg)[0]:
+                say(f"compression: {grains} grains, dt = {world.dt:.3g} s, plate speed "
+                    f"{1e3 * cfg['plate_speed']:g} mm/s, {cfg['cycles']} cycles (first "
+                    f"{cfg['discard']} discarded)" + (f", {comm.size} ranks" if comm.size > 1 else ""))
             samples, forces = cycle_plate(cfg, world, h0, say, gamma)
             results[gamma] = {"samples": samples, "forces": forces,
                               "top_max": top_force_at_max(samples, cfg),
