@@ -66,6 +66,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import load_config
+from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.hertz_saturated import SaturatedHertzLaw
@@ -73,6 +74,7 @@ from ecs_dem.systems.multicontact import multicontact
 from ecs_dem.systems.neighbor_search import NeighborSearch
 from ecs_dem.systems.time_step import rayleigh_time
 from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.wall_contacts import WallContacts
 
 DEFAULTS = {
     "particles": 514,
@@ -149,10 +151,12 @@ def contact_law(cfg):
 
 def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prepare=False,
                 comm=None):
-    """The container (floor, four sides, top plate at `plate_z`) with MC-DEM at `gamma`; the
-    grains' friction and restitution are the preparation's if `prepare`.
+    """The container (floor, four sides, top plate at `plate_z`) with MC-DEM at `gamma` (None:
+    the plain ``ContactForces`` and ``WallContacts``, for comparisons); the grains' friction and
+    restitution are the preparation's if `prepare`.
 
-    Returns (world, the MC-DEM force system, the gravity system).
+    Returns (world, the contact system (MC-DEM's force system, or ContactForces), the gravity
+    system).
     """
     rmin = float(radius.min())
     dt = cfg["dt_fraction"] * float(rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
@@ -171,11 +175,17 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
     add_wall(world, (0.0, 0.0, plate_z), (0.0, 0.0, -1.0), mode="velocity")
     first, second = velocity_verlet()
     weight = Gravity((0.0, 0.0, -gravity))
+    law = contact_law(cfg)
     # the prepared packing overlaps by more than the default set-up tolerance
-    systems = multicontact(contact_law(cfg), gamma, max_initial_overlap=0.5)
+    if gamma is None:
+        systems = [ContactForces(law, max_initial_overlap=0.5), WallContacts(law)]
+        contacts = systems[0]
+    else:
+        systems = multicontact(law, gamma, max_initial_overlap=0.5)
+        contacts = systems[1]
     for s in (first, NeighborSearch(), weight, *systems, second):
         world.add_system(s)
-    return world, systems[1], weight
+    return world, contacts, weight
 
 
 TOP = 5  # wall row of the top plate

@@ -53,8 +53,15 @@ the normal forces and W of the previous step (``mc_force``, ``mc_offset``);
 new F_n and W. The static state is the fixed point F = K (delta + A F)^(3/2)
 (PHYSICS-NOTES): with positions at rest the step is exactly one iteration
 of that map, which converges while its gain (3/2) K sqrt(Delta) A stays
-below one, as in a packing that has a static state at all. No extra force
-pass and one halo exchange each way per step.
+below one, as in a packing that has a static state at all. Why lagged and
+not iterated inside the step: an iteration costs a force pass and a halo
+exchange each way, while a quasi-static packing takes thousands of steps
+to move, each of which is one iteration; no extra force pass, one halo
+exchange each way per step (tests: a grain between plates converges to 1e-12
+in 20 to 40 steps, a free grain comes to rest at the fixed point). Beyond
+gain one there is no static state: the forces grow step after step, and the
+run stops with an error as soon as a surface displacement exceeds its
+grain's radius.
 
 Across ranks (the engine's halo policies; no MPI code here): every contact
 side is computed by the rank that owns the grain, which holds all of its

@@ -36,7 +36,8 @@ from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.hertz_saturated import SaturatedHertzLaw
 from ecs_dem.systems.multicontact import (
-    MultiContactDisplacements, MultiContactForces, multicontact, point_force_displacement)
+    MultiContactDisplacements, MultiContactForces, influence_coefficients, multicontact,
+    point_force_displacement)
 from ecs_dem.systems.neighbor_search import NeighborSearch
 from ecs_dem.systems.velocity_verlet import velocity_verlet
 
@@ -135,9 +136,9 @@ def pair_state(world, fields=("mc_force",)):
 
 # ------------------------------------------------------------------ the kernel
 def test_kernel_is_equation_1_with_its_closed_forms(rng):
-    """point_force_displacement against eq1 on random contact pairs, and eq1's closed forms
-    (opposite, orthogonal, the flat-face limit); zero for coincident points and points on the
-    outward normal ray of k."""
+    """point_force_displacement and influence_coefficients (both ways) against eq1 on random
+    contact pairs, and eq1's closed forms (opposite, orthogonal, the flat-face limit); zero for
+    coincident points and points on the outward normal ray of k."""
     pref = GAMMA * (1 + NU) / (2 * math.pi * E)
     c34, c12 = 3 - 4 * NU, 1 - 2 * NU
     ek = rng.normal(size=(200, 3))
@@ -149,6 +150,9 @@ def test_kernel_is_equation_1_with_its_closed_forms(rng):
         got = point_force_displacement(f[a], *ek[a], sk[a], *ec[a], sc[a], pref, c34, c12)
         want = eq1(f[a], sk[a] * ek[a], -ek[a], sc[a] * ec[a], -ec[a])
         assert got == pytest.approx(want, rel=1e-12, abs=1e-15 * abs(want))
+        back = f[a] * influence_coefficients(*ek[a], sk[a], *ec[a], sc[a], pref, c34, c12)[1]
+        want = eq1(f[a], sc[a] * ec[a], -ec[a], sk[a] * ek[a], -ek[a])  # from c to k
+        assert back == pytest.approx(want, rel=1e-12, abs=1e-15 * abs(want))
     z, x = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
     s = 0.97 * R
     opposite = point_force_displacement(0.1, *z, s, *(-z), s, pref, c34, c12)
