@@ -334,7 +334,8 @@ def cycle_plate(cfg, world, h0, say, gamma):
                 world.run(stop - done)
                 done = stop
                 strain = (h0 - float(walls.point[TOP, 2])) / h0
-                samples.append({"cycle": cycle, "phase": phase, "strain": strain, **measure(world, cfg["tau"])})
+                samples.append({"cycle": cycle, "phase": phase, "strain": strain,
+                                **measure(world, cfg["tau"])})
                 if kept and stop == mid_step:
                     forces["mid"].append(contact_forces(world))
             if phase == "loading":
@@ -413,7 +414,8 @@ def write_outputs(cfg, results, out: Path) -> list[Path]:
             for key in ("top_force", "z_tau", "z_all"):
                 columns[(g, phase, key)] = binned(r["samples"], cfg, phase, key)[1]
     header = ["strain"] + [f"top_force_N_gamma{g:g}_{ph}" for g in gammas for ph in ("loading", "unloading")]
-    rows = ([strain[b]] + [columns[(g, ph, "top_force")][b] for g in gammas for ph in ("loading", "unloading")]
+    phases = ("loading", "unloading")
+    rows = ([strain[b]] + [columns[(g, ph, "top_force")][b] for g in gammas for ph in phases]
             for b in range(strain.size))
     write_csv(out / "top_force.csv", header, rows)
     header = ["strain"] + [f"Z_{key}_gamma{g:g}_{ph}" for g in gammas for key in ("tau", "all")
@@ -423,7 +425,8 @@ def write_outputs(cfg, results, out: Path) -> list[Path]:
     write_csv(out / "contacts.csv", header, rows)
     bins = np.linspace(0.0, 5.0, 26)
     centres = 0.5 * (bins[:-1] + bins[1:])
-    hists = {(g, lev): distribution(r["forces"][lev], bins) for g, r in results.items() for lev in ("max", "mid")}
+    hists = {(g, lev): distribution(r["forces"][lev], bins)
+             for g, r in results.items() for lev in ("max", "mid")}
     header = ["f_over_mean"] + [f"P_gamma{g:g}_{lev}" for g in gammas for lev in ("max", "mid")]
     write_csv(out / "force_distribution.csv", header,
               ([centres[b]] + [hists[(g, lev)][b] for g in gammas for lev in ("max", "mid")]
@@ -494,7 +497,8 @@ def main(argv=None) -> int:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         check_config(cfg)
         comm = default_comm()
-        say = (lambda msg: print(msg, flush=True)) if comm.rank == 0 and not cfg["quiet"] else (lambda msg: None)
+        loud = comm.rank == 0 and not cfg["quiet"]
+        say = (lambda msg: print(msg, flush=True)) if loud else (lambda msg: None)
         t0 = time.perf_counter()
         position, radius, h0, height = prepare(cfg, comm, say)
         results = {}

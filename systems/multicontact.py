@@ -93,7 +93,6 @@ from .contact_geometry import check_initial_overlaps
 from .contact_law import law_kernels, rigid_material
 from .neighbor_search import pair_table
 from .wall_contacts import WallContacts
-from .wall_motion import WallMotion
 
 #: gamma of the independent-contact model, the elastic half-space and MC-DEM as fitted (Table I)
 GAMMA_INDEPENDENT, GAMMA_HALF_SPACE, GAMMA_MCDEM = 0.0, 1.0, 1.19
@@ -410,18 +409,16 @@ class MultiContactForces(System):
         walls = _walls(world)
         self.n_walls = 0 if walls is None else walls.n_owned
         if walls is not None:
-            for f in self.law.history:
-                world.particles.add_field(Field(
-                    f"wall_{f.name}", f.dtype, (self.n_walls, *f.shape), f.halo, f.default, f.unit,
-                    f"{f.doc}, with each wall"))
+            # what the plain wall system sets up, we need too: the law's history per particle
+            # and wall, and a WallMotion system (its kernels are never called, so never compiled)
+            plain = WallContacts(self.law, check_time_step=False)
+            plain.setup(world)
             ws = walls.species
             self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
-            self.reads = dict(self.reads, walls=("point", "normal", "velocity", "species"),
+            self.reads = dict(self.reads, walls=plain.reads["walls"],
                               particles=("mc_wall_displacement",))
-            self.writes = dict(self.writes, walls=("force",), particles=tuple(
-                f"wall_{h}" for h in history) + ("mc_wall_force", "mc_wall_offset"))
-            if not world.has_system(WallMotion):
-                world.add_system(WallMotion())
+            self.writes = dict(self.writes, walls=plain.writes["walls"], particles=(
+                plain.writes["particles"] + ("mc_wall_force", "mc_wall_offset")))
 
     def run(self, world) -> None:
         if world.setup_phase:
@@ -444,23 +441,19 @@ class MultiContactForces(System):
             self.touching += self.touching_walls
 
     def _walls(self, world) -> None:
-        walls = world.walls
-        if walls.n_owned != self.n_walls:
+        p, walls, k = world.particles, world.walls, self.n_walls
+        if walls.n_owned != k:
             raise InputError("walls were added after set-up; add every wall before the first step")
-        p = world.particles
-        bound, s = self._bound, self._wall_scratch
-        names = tuple(f"wall_{f}" for f in bound.function.history)
-        n = p.n_owned
-        local = np.zeros((self.n_walls, 3))
+        n, bound, s = p.n_owned, self._bound, self._wall_scratch
+        history = tuple(f"wall_{f}" for f in bound.function.history)
+        on_walls = np.zeros((k, 3))  # this rank's share of the grains' force on each wall
         self.touching_walls = int(self._kernels.wall_contacts(
             n, p.mc_wall_displacement.reshape(-1), p.position, p.velocity, p.angular_velocity,
             p.radius, p.mass, p.species, walls.point, walls.normal, walls.velocity,
-            self._wall_material, bound.parameters, bound.constants,
-            history_columns(p, names, n, self.n_walls),
-            s.flags(p, names, self.n_walls).reshape(-1), not world.setup_phase, world.dt,
-            p.force, p.torque, local, p.mc_wall_force.reshape(-1), p.mc_wall_offset.reshape(-1),
-            s.buf, s.sel))
-        walls.force[...] = world.comm.sum(local)
+            self._wall_material, bound.parameters, bound.constants, history_columns(p, history, n, k),
+            s.flags(p, history, k).reshape(-1), not world.setup_phase, world.dt, p.force, p.torque,
+            on_walls, p.mc_wall_force.reshape(-1), p.mc_wall_offset.reshape(-1), s.buf, s.sel))
+        walls.force[...] = world.comm.sum(on_walls)
 
 
 def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0.05,
@@ -478,5 +471,5 @@ def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0
 
 
 __all__ = ["GAMMA_INDEPENDENT", "GAMMA_HALF_SPACE", "GAMMA_MCDEM", "PAIR_FIELDS", "wall_fields",
-           "influence_coefficients", "point_force_displacement", "surface_displacements", "MultiContactDisplacements",
-           "MultiContactForces", "multicontact"]
+           "influence_coefficients", "point_force_displacement", "surface_displacements",
+           "MultiContactDisplacements", "MultiContactForces", "multicontact"]

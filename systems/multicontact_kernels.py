@@ -36,21 +36,27 @@ import math
 import numpy as np
 
 from ecs_dem.generated_kernels import template
+from ecs_dem.jit import inline
 
+from . import contact_kernels as plain
 from .contact_chunks import BLOCK, CHUNK
-from .contact_kernels import MIN_WALL_DISTANCE
+from .contact_kernels import (MIN_WALL_DISTANCE, _DX, _DY, _DZ, _FI, _FJ, _HH, _MI, _MJ, _RI,
+                              _RJ, _TJ0, _TJ1, _TJ2, _V0, _V1, _V2, _WDELTA, _WI0, _WI1, _WI2,
+                              _WJ0, _WJ1, _WJ2)
 
-# scratch columns (pairs use all but _HH, _DELTA; walls a subset), then the outputs
-_DX, _DY, _DZ, _RI, _RJ, _SI, _SJ, _V0, _V1, _V2 = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-_WI0, _WI1, _WI2, _WJ0, _WJ1, _WJ2, _MI, _MJ, _FI, _FJ = 10, 11, 12, 13, 14, 15, 16, 17, 18, 19
-_HH, _DELTA = 20, 21  # walls: |d|^2 and the corrected overlap
-_FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2, _FN = 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+# the plain geometry's scratch columns (``systems.contact_kernels``), then three of ours:
+# the surface displacements W_i, W_j and the normal force
+_SI, _SJ, _FN = plain.LAW_COLUMN, plain.LAW_COLUMN + 1, plain.LAW_COLUMN + 2
 #: first column of the law's parameters, then its history (``contact_law.law_kernels``)
-LAW_COLUMN = 32
+LAW_COLUMN = plain.LAW_COLUMN + 3
+#: the plain geometry's output helpers, compiled against its own (our) column numbers
+store_law_outputs = inline(plain.store_law_outputs)
+add_to_particle = inline(plain.add_to_particle)
+_DELTA = _WDELTA  # walls: the corrected overlap
 
 
 @template("inline")
-def law_inputs_and_outputs(buf, t, params, a, b, history, c):
+def gather_law_inputs(buf, t, params, a, b, history, c):
     """Parameters of material pair (a, b) and the history of contact c into column t."""
     C = CHUNK
     for q in range(N_PARAMS):  # noqa: F821 (generated)
@@ -60,34 +66,9 @@ def law_inputs_and_outputs(buf, t, params, a, b, history, c):
 
 @template("inline")
 def store_outputs(buf, t, out):
-    """The force on i, both torques and the normal force of one evaluated contact into column t."""
-    C = CHUNK
-    buf[_FX * C + t] = out[0]
-    buf[_FY * C + t] = out[1]
-    buf[_FZ * C + t] = out[2]
-    buf[_TI0 * C + t] = out[3]
-    buf[_TI1 * C + t] = out[4]
-    buf[_TI2 * C + t] = out[5]
-    buf[_TJ0 * C + t] = out[6]
-    buf[_TJ1 * C + t] = out[7]
-    buf[_TJ2 * C + t] = out[8]
-    buf[_FN * C + t] = out[9]
-
-
-@template("inline")
-def add_force_torque(force, torque, i, buf, t):
-    """Add the force and torque on i of column t to row i; returns the force."""
-    C = CHUNK
-    fx = buf[_FX * C + t]
-    fy = buf[_FY * C + t]
-    fz = buf[_FZ * C + t]
-    force[i, 0] += fx
-    force[i, 1] += fy
-    force[i, 2] += fz
-    torque[i, 0] += buf[_TI0 * C + t]
-    torque[i, 1] += buf[_TI1 * C + t]
-    torque[i, 2] += buf[_TI2 * C + t]
-    return fx, fy, fz
+    """The force on i, both torques (the plain columns) and the normal force into column t."""
+    store_law_outputs(buf, t, out)
+    buf[_FN * CHUNK + t] = out[9]
 
 
 @template("inline")
@@ -128,7 +109,7 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, surface, position, velocity, angu
         buf[_MJ * C + t] = mass[j]
         buf[_FI * C + t] = 1.0 if fixed[i] else 0.0
         buf[_FJ * C + t] = 1.0 if fixed[j] else 0.0
-        law_inputs_and_outputs(buf, t, params, material[i], material[j], history, p)
+        gather_law_inputs(buf, t, params, material[i], material[j], history, p)
     for t in range(C):
         dx = buf[_DX * C + t]
         dy = buf[_DY * C + t]
@@ -155,7 +136,7 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, surface, position, velocity, angu
     for t in range(count):
         p = sel[c0 + t]
         j = pair_j[p]
-        fx, fy, fz = add_force_torque(force, torque, pair_i[p], buf, t)
+        fx, fy, fz = add_to_particle(force, torque, pair_i[p], buf, t)
         force[j, 0] -= fx
         force[j, 1] -= fy
         force[j, 2] -= fz
@@ -250,7 +231,7 @@ def wall_chunk(c0, count, sel, n_walls, surface, position, velocity, angular_vel
         buf[_SI * C + t] = surface[c]
         gather_motion(buf, t, velocity, angular_velocity, mass, i, velocity[i, 0] - wall_velocity[w, 0],
                       velocity[i, 1] - wall_velocity[w, 1], velocity[i, 2] - wall_velocity[w, 2])
-        law_inputs_and_outputs(buf, t, params, wall_material[w], material[i], history, c)
+        gather_law_inputs(buf, t, params, wall_material[w], material[i], history, c)
     for t in range(C):
         ri = buf[_RI * C + t]
         g = (buf[_DX * C + t], buf[_DY * C + t], buf[_DZ * C + t], buf[_HH * C + t],
@@ -262,7 +243,7 @@ def wall_chunk(c0, count, sel, n_walls, surface, position, velocity, angular_vel
         c = sel[c0 + t]
         i = c // n_walls
         w = c - i * n_walls
-        fx, fy, fz = add_force_torque(force, torque, i, buf, t)
+        fx, fy, fz = add_to_particle(force, torque, i, buf, t)
         wall_force[w, 0] -= fx
         wall_force[w, 1] -= fy
         wall_force[w, 2] -= fz

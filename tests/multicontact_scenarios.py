@@ -60,17 +60,3 @@ def compressed_packing(comm, law, gamma, n_side=7, layers=5, periodic_xy=True, m
     for s in (first, NeighborSearch(), *contact_systems(law, gamma), second):
         world.add_system(s)
     return world
-
-
-def gather_pair_values(world, fields=("mc_force",)):
-    """{(gid_i, gid_j): tuple of per-pair values} of every listed pair, over all ranks."""
-    q = world.pairs
-    mine = {(int(a), int(b)): tuple(np.array(q.owned(f)[k]) for f in fields)
-            for k, (a, b) in enumerate(zip(q.gid_i, q.gid_j))}
-    if world.comm.size == 1:
-        return mine
-    merged = {}
-    for part in world.comm.world.allgather(mine):
-        assert not set(part) & set(merged), "a pair is evaluated on two ranks"
-        merged.update(part)
-    return merged

@@ -11,11 +11,11 @@ and with SerialComm, and compared by gid and gid pair.
 import numpy as np
 import pytest
 
-from mpi_scenarios import gather, owners
-from multicontact_scenarios import compressed_packing, gather_pair_values
+from helpers import straight_and_resumed
+from mpi_scenarios import gather, gather_pair_data, owners
+from multicontact_scenarios import compressed_packing
 
 from ecs_dem.comm import SerialComm, default_comm
-from ecs_dem.io.checkpoint import restart, write_checkpoint
 from ecs_dem.systems.hertz_saturated import SaturatedHertzLaw
 from ecs_dem.systems.multicontact import GAMMA_MCDEM
 
@@ -49,8 +49,8 @@ def test_forces_do_not_depend_on_the_number_of_ranks():
         scale = max(float(np.abs(v[k]).max()) for v in b.values())
         worst = max(float(np.abs(a[g][k] - b[g][k]).max()) for g in b)
         assert worst <= 1e-9 * scale, (name, worst, scale)
-    pa = gather_pair_values(par, ("mc_force", "mc_offset"))
-    pb = gather_pair_values(ser, ("mc_force", "mc_offset"))
+    pa = gather_pair_data(par, ("mc_force", "mc_offset"))
+    pb = gather_pair_data(ser, ("mc_force", "mc_offset"))
     touching = {key for key, v in pb.items() if v[0] != 0.0}
     assert len(touching) > 500
     assert touching == {key for key, v in pa.items() if v[0] != 0.0}
@@ -69,21 +69,16 @@ def test_restart_on_the_same_ranks_continues_bit_for_bit(tmp_path):
     """Checkpoint half-way, continue; restart from it and continue: every particle and pair value,
     the lagged MC-DEM state included, equals the uninterrupted run's bit for bit."""
     path = default_comm().broadcast_object(str(tmp_path / "ck.h5"))  # rank 0's directory
-    straight = build(default_comm())
-    straight.run(STEPS // 2)
-    write_checkpoint(straight, path)
-    straight.run(STEPS // 2)
-    resumed = build(default_comm())
-    restart(resumed, path)
-    resumed.run(STEPS // 2)
+    straight, resumed = straight_and_resumed(lambda: build(default_comm()), path, STEPS // 2,
+                                             STEPS // 2)
     fields = ("position", "velocity", "force", "torque", "mc_wall_force", "mc_wall_offset")
     a, b = gather(straight, fields=fields), gather(resumed, fields=fields)
     assert a.keys() == b.keys()
     for g in a:
         for x, y in zip(a[g], b[g]):
             np.testing.assert_array_equal(x, y)
-    pa = gather_pair_values(straight, ("mc_force", "mc_offset", "mc_listed"))
-    pb = gather_pair_values(resumed, ("mc_force", "mc_offset", "mc_listed"))
+    pa = gather_pair_data(straight, ("mc_force", "mc_offset", "mc_listed"))
+    pb = gather_pair_data(resumed, ("mc_force", "mc_offset", "mc_listed"))
     assert pa.keys() == pb.keys()
     for key in pa:
         for x, y in zip(pa[key], pb[key]):

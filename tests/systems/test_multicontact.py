@@ -22,6 +22,8 @@ import math
 import numpy as np
 import pytest
 
+from helpers import straight_and_resumed
+from mpi_scenarios import gather_pair_data
 from multicontact_scenarios import compressed_packing
 
 from ecs_dem import Box, World
@@ -30,7 +32,6 @@ from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.errors import InputError, StateError
-from ecs_dem.io.checkpoint import restart, write_checkpoint
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -126,12 +127,6 @@ def grain_in_walls(normals, overlaps, gamma=GAMMA):
         n = np.asarray(n, float)
         add_wall(world, -(R - delta) * n, n)
     return add_mc(world, gamma)
-
-
-def pair_state(world, fields=("mc_force",)):
-    q = world.pairs
-    return {(int(a), int(b)): tuple(np.array(q.owned(f)[k]) for f in fields)
-            for k, (a, b) in enumerate(zip(q.gid_i, q.gid_j))}
 
 
 # ------------------------------------------------------------------ the kernel
@@ -267,7 +262,7 @@ def test_two_contacts_on_a_flat_face_shield_each_other():
     F = np.full(2, K * delta0**1.5)
     W = np.zeros(2)
     for step in range(30):
-        got = pair_state(world, ("mc_force", "mc_displacement"))
+        got = gather_pair_data(world, ("mc_force", "mc_displacement"))
         for c, key in enumerate([(0, 1), (0, 2)]):
             assert got[key][0] == pytest.approx(F[c], rel=1e-9)
             if step:
@@ -344,10 +339,10 @@ def test_a_contact_forms_at_zero_force_when_deformed_surfaces_meet():
         world.setup()
         record = []
         for _ in range(150):
-            before = pair_state(world, ("mc_force", "mc_offset"))
+            before = gather_pair_data(world, ("mc_force", "mc_offset"))
             world.step_once()
             x = world.particles.position[np.argsort(world.particles.gid)]
-            state = pair_state(world, ("mc_force", "mc_displacement"))
+            state = gather_pair_data(world, ("mc_force", "mc_displacement"))
             record.append((x.copy(), before, state))
         return record
 
@@ -452,7 +447,7 @@ def test_periodic_images_change_nothing():
     fa, fb = (w.particles.force[np.argsort(w.particles.gid)] for w in (a, b))
     scale = np.abs(fa).max()
     np.testing.assert_allclose(fb, fa, rtol=0, atol=1e-10 * scale)
-    sa, sb = pair_state(a, ("mc_force", "mc_offset")), pair_state(b, ("mc_force", "mc_offset"))
+    sa, sb = (gather_pair_data(w, ("mc_force", "mc_offset")) for w in (a, b))
     assert sa.keys() == sb.keys() and sum(v[0] != 0 for v in sa.values()) > 100
     for key in sa:
         np.testing.assert_allclose(sb[key][0], sa[key][0], rtol=0, atol=1e-10 * scale)
@@ -464,13 +459,7 @@ def test_restart_continues_bit_for_bit(tmp_path):
     uninterrupted run's bit for bit (the lagged forces and W are in the checkpoint)."""
     build = lambda: compressed_packing(SerialComm(), SaturatedHertzLaw(), GAMMA, n_side=5,  # noqa: E731
                                        layers=4)
-    straight = build()
-    straight.run(40)
-    write_checkpoint(straight, tmp_path / "ck.h5")
-    straight.run(40)
-    resumed = build()
-    restart(resumed, tmp_path / "ck.h5")
-    resumed.run(40)
+    straight, resumed = straight_and_resumed(build, tmp_path / "ck.h5", 40, 40)
     for f in ("gid", "position", "velocity", "force", "torque", "mc_wall_force", "mc_wall_offset"):
         np.testing.assert_array_equal(straight.particles.owned(f), resumed.particles.owned(f))
     for f in ("gid", "mc_force", "mc_offset", "mc_listed"):
