@@ -504,7 +504,11 @@ def main(argv=None) -> int:
         results = {}
         for gamma in gammas_of(cfg):
             t1 = time.perf_counter()
-            world, mc, _ = build_world(cfg, position, radius, height, h0, gamma, comm=comm)
+            # the box ends a grain above the plate's highest position, so that ranks cut the
+            # packing, not the empty space the preparation needed above it
+            top = h0 * (1.0 + cfg["lift_strain"]) + cfg["diameter"]
+            world, mc, _ = build_world(cfg, position, radius, min(top, height), h0, gamma,
+                                       comm=comm)
             world.setup()
             grains = world.comm.sum(world.particles.n_owned)  # collective: on every rank
             if gamma == gammas_of(cfg)[0]:
