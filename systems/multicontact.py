@@ -244,15 +244,30 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
         prefactor = gamma * (1.0 + nu) / (2.0 * math.pi * E)
         c34 = 3.0 - 4.0 * nu
         c12 = 1.0 - 2.0 * nu
+        # sources (touching at the last evaluation) first: [0, ns), the other receivers after
+        ns = 0
         for c in range(m):
             W[c] = 0.0
-        for c in range(m):  # each pair of contacts once, both ways
-            for k in range(c + 1, m):
-                if f[k] != 0.0 or f[c] != 0.0:
-                    a_kc, a_ck = influence_coefficients(ex[k], ey[k], ez[k], s[k], ex[c], ey[c],
-                                                        ez[c], s[c], prefactor, c34, c12)
-                    W[c] += a_kc * f[k]
-                    W[k] += a_ck * f[c]
+            if f[c] != 0.0:
+                if c != ns:
+                    ex[c], ex[ns] = ex[ns], ex[c]
+                    ey[c], ey[ns] = ey[ns], ey[c]
+                    ez[c], ez[ns] = ez[ns], ez[c]
+                    s[c], s[ns] = s[ns], s[c]
+                    f[c], f[ns] = f[ns], f[c]
+                    row[c], row[ns] = row[ns], row[c]
+                    side[c], side[ns] = side[ns], side[c]
+                ns += 1
+        for c in range(ns):  # two sources: once, both ways
+            for k in range(c + 1, ns):
+                a_kc, a_ck = influence_coefficients(ex[k], ey[k], ez[k], s[k], ex[c], ey[c], ez[c],
+                                                    s[c], prefactor, c34, c12)
+                W[c] += a_kc * f[k]
+                W[k] += a_ck * f[c]
+        for c in range(ns, m):  # a contact without force receives only
+            for k in range(ns):
+                W[c] += point_force_displacement(f[k], ex[k], ey[k], ez[k], s[k], ex[c], ey[c],
+                                                 ez[c], s[c], prefactor, c34, c12)
         for c in range(m):
             if row[c] >= 0:
                 displacement[row[c], side[c]] += W[c]
