@@ -58,7 +58,7 @@ not iterated inside the step: an iteration costs a force pass and a halo
 exchange each way, while a quasi-static packing takes thousands of steps
 to move, each of which is one iteration; no extra force pass, one halo
 exchange each way per step (tests: a grain between plates converges to 1e-12
-in 20 to 40 steps, a free grain comes to rest at the fixed point). Beyond
+in 8 to 22 steps, a free grain comes to rest at the fixed point). Beyond
 gain one there is no static state: the forces grow step after step, and the
 run stops with an error as soon as a surface displacement exceeds its
 grain's radius.
