@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from worker_result import print_result, run_for_result  # noqa: E402
+from worker_result import print_result, run_for_result, timed_run  # noqa: E402
 LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 
 
@@ -53,20 +52,8 @@ def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
         warmup = 0
     else:
         raise SystemExit(f"unknown problem {problem}")
-    world.setup()
-    world.run(warmup)
-    world.timers.clear()
-    world.comm.barrier()
-    t0 = time.perf_counter()
-    world.run(steps)
-    world.comm.barrier()
-    elapsed = time.perf_counter() - t0
-    n = world.comm.sum(world.particles.n_owned)
-    result = {"problem": problem, "ranks": world.comm.size, "particles": int(n), "steps": steps,
-              "seconds": elapsed, "rate": n * steps / elapsed,
-              "dims": [int(d) for d in world.domain.decomposition.dims],
-              "ms_per_step_by_rank": world.comm.allgather_object(
-                  {k: 1e3 * v / max(steps, 1) for k, v in world.timers.items()})}
+    result = {"problem": problem, **timed_run(world, steps, warmup),
+              "dims": [int(d) for d in world.domain.decomposition.dims]}
     if problem == "pour":
         from ecs_dem.systems.diagnostics import Diagnostics
         rec = next(s for s in world.systems if isinstance(s, Diagnostics)).records

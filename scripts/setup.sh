@@ -43,6 +43,8 @@ if [ ! -x "$PY" ]; then
   python3 -m venv "$VENV"
 fi
 
+# meshio reads and writes membrane meshes; matplotlib draws the drivers' plots. An environment
+# set up before they were added redoes this step once
 if [ ! -f "$VENV/.stamp-tools" ] || ! "$PY" -c "import meshio, matplotlib" >/dev/null 2>&1; then
   say "installing Python tools into $VENV"
   "$PY" -m pip install -q --upgrade pip setuptools wheel 2>&1 | grep -v "^WARNING: Location" || true

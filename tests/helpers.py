@@ -15,6 +15,7 @@ import pytest
 from ecs_dem import Box, World
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
+from ecs_dem.io.checkpoint import restart, write_checkpoint
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.neighbor_search import NeighborSearch
 from ecs_dem.systems.velocity_verlet import velocity_verlet
@@ -60,4 +61,18 @@ def add_standard_systems(world, law, *extra_force_systems, **contact_kwargs):
     return contacts
 
 
-__all__ = ["make_world", "add_standard_systems", "add_particles", "shared_file", "PYTHON", "REPO"]
+def straight_and_resumed(build, path, before: int, after: int):
+    """(straight, resumed): build() run for before + after steps, and build() restarted from the
+    checkpoint `path` the first wrote after `before` steps, then run for `after` (on every rank)."""
+    straight = build()
+    straight.run(before)
+    write_checkpoint(straight, path)
+    straight.run(after)
+    resumed = build()
+    restart(resumed, path)
+    resumed.run(after)
+    return straight, resumed
+
+
+__all__ = ["make_world", "add_standard_systems", "add_particles", "shared_file", "straight_and_resumed",
+           "PYTHON", "REPO"]

@@ -10,7 +10,7 @@ re-sorts, and after a restart.
 import numpy as np
 
 from ecs_dem.comm import SerialComm
-from ecs_dem.io.checkpoint import restart, write_checkpoint
+from helpers import straight_and_resumed
 from mpi_scenarios import dense_bed, gather_pair_data, pour, with_contact_age
 
 
@@ -50,13 +50,7 @@ def test_per_pair_data_of_any_dtype_survives_rebuilds_and_sorting():
 
 def test_per_pair_data_continues_exactly_after_restart(tmp_path):
     build = lambda: with_contact_age(dense_bed(SerialComm(), n_side=7, layers=4))  # noqa: E731
-    straight = build()
-    straight.run(60)
-    write_checkpoint(straight, tmp_path / "ck.h5")
-    straight.run(60)
-    resumed = build()
-    restart(resumed, tmp_path / "ck.h5")
-    resumed.run(60)
+    straight, resumed = straight_and_resumed(build, tmp_path / "ck.h5", 60, 60)
     a, b = gather_pair_data(straight), gather_pair_data(resumed)
     assert a.keys() == b.keys()
     assert sum(v[0] > 0 for v in a.values()) > 100
