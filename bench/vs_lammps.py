@@ -113,8 +113,8 @@ neighbor        0.5e-3 bin
 neigh_modify    every 1 delay 0
 fix             1 all nve/sphere
 fix             2 all gravity 9.81 vector 0 0 -1
-fix             3 all wall/gran granular {HM} xplane 0 0.14
-fix             4 all wall/gran granular {HM} yplane 0 0.14
+fix             3 all wall/gran granular {HM} xplane 0 {{side}}
+fix             4 all wall/gran granular {HM} yplane 0 {{side}}
 fix             5 all wall/gran granular {HM} zplane 0 NULL
 timestep        2.9e-7
 thermo          1000000
@@ -150,13 +150,29 @@ def lammps_env() -> dict:
     return env
 
 
+def lammps_sections(stdout: str) -> dict:
+    """Average seconds per section (Pair, Neigh, Comm, Modify, Output, Other) of the last run,
+    from LAMMPS's "MPI task timing breakdown" table."""
+    tail = stdout[stdout.rfind("Loop time of"):]
+    sections = {}
+    for m in re.finditer(r"^(Pair|Bond|Kspace|Neigh|Comm|Output|Modify|Other)\s*\|(.*)$", tail, re.M):
+        cells = m.group(2).split("|")
+        try:
+            sections[m.group(1)] = float(cells[1])
+        except (IndexError, ValueError):
+            pass
+    return sections
+
+
 def run_lammps(lmp: str, problem: str, ranks: int, steps: int, warmup: int, workdir: Path,
-               newton: str = "off") -> dict:
+               newton: str = "off", data: Path | None = None, side: float = 0.14) -> dict:
+    """Run LAMMPS on `problem` (from `data`, by default the peer data file; `side`: the bed's
+    wall positions in x and y) and return its rate and the timing breakdown of the timed run."""
     if problem == "chute":
-        deck = CHUTE_DECK.format(data=LAMMPS_BENCH / "data.chute", steps=steps)
+        deck = CHUTE_DECK.format(data=data or LAMMPS_BENCH / "data.chute", steps=steps)
     else:
-        deck = BED_DECK.format(data=LAMMPS_BENCH / "hm_bed.data", steps=steps, warmup=warmup,
-                               newton=newton)
+        deck = BED_DECK.format(data=data or LAMMPS_BENCH / "hm_bed.data", steps=steps,
+                               warmup=warmup, newton=newton, side=side)
     path = workdir / f"in.{problem}"
     path.write_text(deck)
     cmd = [lmp, "-in", str(path), "-log", "none", "-echo", "none"]
@@ -177,6 +193,7 @@ def run_lammps(lmp: str, problem: str, ranks: int, steps: int, warmup: int, work
     version = re.search(r"^LAMMPS \((.*?)\)", out.stdout, re.M)
     return {"code": "LAMMPS", "problem": problem, "ranks": procs, "particles": atoms,
             "steps": nsteps, "seconds": seconds, "rate": atoms * nsteps / seconds,
+            "sections": lammps_sections(out.stdout),
             "version": version.group(1) if version else "?"}
 
 
