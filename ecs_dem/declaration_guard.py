@@ -48,7 +48,7 @@ def debug_from_environment() -> bool:
 
 def _allowed(system) -> dict[str, set[str]]:
     allowed: dict[str, set[str]] = {}
-    for decl in (system.writes, system.accumulates):
+    for decl in (system.writes, system.accumulates, system.accumulates_on_rank):
         for tname, names in decl.items():
             allowed.setdefault(tname, set()).update(names)
     return allowed

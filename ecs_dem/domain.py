@@ -15,12 +15,16 @@ mapping until the next rebuild. Messages are packed byte matrices moved with
 mpi4py's buffer methods; a rank sending to itself copies rows directly.
 
 Pair rule (applied by pair systems, stated here because ghosts create it):
-a pair of an owned row and a ghost row is evaluated only when the owned row
+a pair of an owned row and a ghost row is listed only when the owned row
 has the lower gid; two ghost rows are never paired. Every pair is thus
-evaluated exactly once globally, across ranks and periodic images, by the
+listed exactly once globally, across ranks and periodic images, by the
 owner of its lower gid, and forces put on ghost rows come home through
 ``reverse``. Per-pair data (contact history) therefore lives with the lower-gid
-particle and migrates with it.
+particle and migrates with it. A pair system may in addition evaluate, on
+the other rank, the pairs whose lower-gid row is a copy of another rank's
+row (``own_images`` tells copies from periodic images of own rows) and add
+forces to own rows only (LAMMPS's ``newton off``): its accumulation then
+needs only ``reverse(local_only=True)``, without a message.
 
 Anchored tables: a table whose ``anchor`` names a field holding gids of a
 spatial table's rows (the pairs table: its ``gid`` column is gid_i; bonded
@@ -149,6 +153,7 @@ class Domain:
         self._anchor_rows: dict[str, np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
+        self._own_images: dict[str, tuple] = {}
         self.rebuild_count = 0
 
     # ---------------------------------------------------------------- checks
@@ -488,12 +493,15 @@ class Domain:
                         hk.scatter_columns(plan.columns, st.recv_start, plan.recv[st], st.shift,
                                            plan.shift_column)
 
-    def _reverse_floats(self, table: Table, names, plan: _FloatHaloPlan) -> None:
+    def _reverse_floats(self, table: Table, names, plan: _FloatHaloPlan,
+                        local_only: bool = False) -> None:
         for pair in reversed(plan.pairs):
             messages = []
             for st in pair:
                 if st.local:
                     hk.add_columns_back(plan.columns, st.send_rows, st.recv_start)
+                elif local_only:
+                    continue
                 else:
                     # ghost values travel back to their source: the forward buffers, reversed
                     hk.gather_columns(plan.columns, plan.ghost_rows[st], plan.recv[st])
@@ -515,19 +523,62 @@ class Domain:
                 pairs.append([st])
         return pairs
 
-    def reverse(self, table: Table, names) -> None:
+    def own_images(self, table: Table) -> np.ndarray:
+        """One byte per row (owned, then ghost): 1 for owned rows and for ghost rows that are
+        periodic images of this rank's own rows, 0 for copies of other ranks' rows.
+
+        A system that adds into rows marked 1 only declares
+        ``accumulates_on_rank``: its ghost contributions come home by
+        ``reverse(local_only=True)``, without a message (a pair across a rank
+        boundary is then evaluated on both sides, each adding to its own rows).
+        """
+        key = (table.epoch, table.n)
+        cached = self._own_images.get(table.name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        flag = np.zeros(table.n, dtype=np.uint8)
+        flag[:table.n_owned] = 1
+        for st in self._stages.get(table.name, ()):
+            if st.local and st.recv_count:  # copies of rows already marked (or not)
+                flag[st.recv_start:st.recv_start + st.recv_count] = flag[st.send_rows]
+        self._own_images[table.name] = (key, flag)
+        return flag
+
+    def may_change_rank(self, position: np.ndarray) -> np.ndarray:
+        """For each position (owned rows, before a rebuild): may its row change rank at the
+        coming rebuild? True within the ghost width of a face of this subdomain on an axis cut
+        between ranks (or beyond it), and everywhere when the cut planes are about to move."""
+        position = np.asarray(position).reshape(-1, 3)
+        if self.comm.size == 1:
+            return np.zeros(position.shape[0], dtype=bool)
+        if self.balance_every > 0 and self._checks_since_balance >= self.balance_every:
+            return np.ones(position.shape[0], dtype=bool)
+        dec, w = self.decomposition, self.ghost_width
+        out = np.zeros(position.shape[0], dtype=bool)
+        for a in range(3):
+            if dec.dims[a] > 1:
+                x = position[:, a]
+                out |= (x < dec.lo[a] + w) | (x > dec.hi[a] - w)
+        return out
+
+    def reverse(self, table: Table, names, local_only: bool = False) -> None:
         """Sum ghost-row values of REVERSE fields into their sources, then zero the ghosts.
 
         Stages run in reverse order, so a ghost of a ghost first adds into its
-        source ghost, which then adds into its owner.
+        source ghost, which then adds into its owner. `local_only`: only the
+        stages where this rank talks to itself (periodic images of its own
+        rows; no message), for fields no system added into copies of other
+        ranks' rows (``System.accumulates_on_rank``).
         """
         names = tuple(names)
         plan = self._float_plan(table, names)
         if plan is not None:
-            self._reverse_floats(table, names, plan)
+            self._reverse_floats(table, names, plan, local_only)
             return
         layout = row_layout(table, names)  # mixed dtypes: packed byte rows
         for pair in reversed(self._axis_pairs(table)):
+            if local_only:
+                pair = [st for st in pair if st.local]
             remote = [st for st in pair if not st.local]
             returned = self.comm.exchange_rows(
                 [(pack_rows(table, layout, np.arange(st.recv_start, st.recv_start + st.recv_count)),

@@ -13,6 +13,11 @@ reads          fields read on owned rows
 reads_ghosts   fields read on owned *and* ghost rows (FORWARD fields only)
 writes         fields assigned on owned rows
 accumulates    REVERSE fields added into, on owned and ghost rows
+accumulates_on_rank
+               REVERSE fields added into owned rows and into ghost rows that are
+               this rank's own periodic images, never into copies of other
+               ranks' rows (a pair across a rank boundary is evaluated on both
+               sides): their reverse reduction stays on the rank, no message
 
 and ``builds``, a tuple of table names whose rows the system replaces
 (the neighbour search builds ``pairs``). In debug mode
@@ -48,6 +53,7 @@ class System:
     reads_ghosts: ClassVar[Declaration] = {}
     writes: ClassVar[Declaration] = {}
     accumulates: ClassVar[Declaration] = {}
+    accumulates_on_rank: ClassVar[Declaration] = {}
     builds: ClassVar[tuple[str, ...]] = ()
     #: run only on steps divisible by ``every`` (OUTPUT systems); 1 = every step
     every: int = 1
@@ -73,9 +79,17 @@ class System:
     def on_stop(self, world: "World") -> None:
         """Called on every rank when a run stops early on a signal (soft kill)."""
 
+    def before_rebuild(self, world: "World") -> None:
+        """Called at every domain rebuild, before rows migrate (structural changes allowed).
+
+        For data that must travel with another row than its own anchor: the
+        neighbour search copies per-contact data to rows anchored to the
+        other particle here, so it survives whichever particle leaves.
+        """
+
     def describe(self) -> str:
         parts = []
-        for label in ("reads", "reads_ghosts", "writes", "accumulates"):
+        for label in ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_on_rank"):
             decl = getattr(self, label)
             if decl:
                 txt = "; ".join(f"{t}.{{{', '.join(f)}}}" for t, f in decl.items())

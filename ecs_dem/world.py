@@ -8,7 +8,8 @@ inserts from the systems' declarations::
     time += dt                         (force systems see the time of the positions)
     domain: if some row moved > skin/2 since the last rebuild (or NaN: error),
         or an anchored table changed structurally:
-        reverse pending accumulators, wrap periodic positions, migrate, sort
+        reverse pending accumulators, ``System.before_rebuild``, wrap periodic
+        positions, migrate, sort
         by cell, rebuild ghost rows; element tables (anchored) get ghost rows
         where a system uses them and their row references
         (``ecs_dem.references``); run NEIGHBORS systems; then the same for
@@ -55,14 +56,17 @@ class HaloState(NamedTuple):
     """Halo state between systems, as frozen sets of (table, field).
 
     stale: FORWARD fields whose ghost rows lag their owners; pending: REVERSE
-    fields with ghost contributions not yet summed into owners; zeroed:
-    REVERSE fields zeroed in this force pass. Hashable: it keys the memo of
-    compiled runs.
+    fields with ghost contributions not yet summed into owners; pending_local:
+    REVERSE fields whose only ghost contributions sit in this rank's own
+    periodic images (``accumulates_on_rank``: reduced without a message);
+    zeroed: REVERSE fields zeroed in this force pass. Hashable: it keys the
+    memo of compiled runs.
     """
 
     stale: frozenset = frozenset()
     pending: frozenset = frozenset()
     zeroed: frozenset = frozenset()
+    pending_local: frozenset = frozenset()
 
 
 class World:
@@ -236,7 +240,7 @@ class World:
 
     # ----------------------------------------------------------- validation
     def _validate(self, s: System) -> None:
-        for label in ("reads", "reads_ghosts", "writes", "accumulates"):
+        for label in ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_on_rank"):
             for tname, names in getattr(s, label).items():
                 if tname not in self.tables:
                     raise InputError(
@@ -253,7 +257,7 @@ class World:
                         raise InputError(
                             f"system {s.name} reads ghosts of '{tname}.{f}', whose halo policy is "
                             f"{halo.value}: declare the field FORWARD or read owned rows only")
-                    if label == "accumulates" and halo is not Halo.REVERSE:
+                    if label.startswith("accumulates") and halo is not Halo.REVERSE:
                         raise InputError(
                             f"system {s.name} accumulates into '{tname}.{f}', whose halo policy "
                             f"is {halo.value}: only REVERSE fields can be accumulated")
@@ -263,8 +267,9 @@ class World:
                                  f"not have; tables: {sorted(self.tables)}")
 
     # ------------------------------------------------------------ scheduling
-    def _halo_ops_before(self, s: System, stale, pending, zeroed) -> list[tuple[str, str, str]]:
-        """Halo operations needed before `s` runs; updates the three state sets."""
+    def _halo_ops_before(self, s: System, stale, pending, zeroed,
+                         pending_local) -> list[tuple[str, str, str]]:
+        """Halo operations needed before `s` runs; updates the four state sets."""
         ops = []
         for tname, names in s.reads_ghosts.items():
             for f in names:
@@ -274,15 +279,24 @@ class World:
         for decl in (s.reads, s.writes):
             for tname, names in decl.items():
                 for f in names:
-                    if (tname, f) in pending:
+                    if (tname, f) in pending:  # the full reverse also covers local images
                         ops.append(("reverse", tname, f))
                         pending.discard((tname, f))
-        for tname, names in s.accumulates.items():
-            for f in names:
-                if (tname, f) not in zeroed:
-                    ops.append(("zero", tname, f))
-                    zeroed.add((tname, f))
-                pending.add((tname, f))
+                        pending_local.discard((tname, f))
+                    elif (tname, f) in pending_local:
+                        ops.append(("reverse_local", tname, f))
+                        pending_local.discard((tname, f))
+        for decl, local in ((s.accumulates, False), (s.accumulates_on_rank, True)):
+            for tname, names in decl.items():
+                for f in names:
+                    if (tname, f) not in zeroed:
+                        ops.append(("zero", tname, f))
+                        zeroed.add((tname, f))
+                    if not local:
+                        pending.add((tname, f))
+                        pending_local.discard((tname, f))
+                    elif (tname, f) not in pending:
+                        pending_local.add((tname, f))
         return ops
 
     def _mark_written(self, s: System, stale) -> None:
@@ -308,6 +322,8 @@ class World:
                 self.domain.forward(t, names)
             elif verb == "reverse":
                 self.domain.reverse(t, names)
+            elif verb == "reverse_local":
+                self.domain.reverse(t, names, local_only=True)
             else:
                 for f in names:
                     t.with_ghosts(f)[...] = 0
@@ -321,12 +337,14 @@ class World:
         ``_run_systems`` memoises it, ``describe_schedule`` prints it.
         """
         stale, pending, zeroed = set(state.stale), set(state.pending), set(state.zeroed)
+        pending_local = set(state.pending_local)
         runs = []
         for s in systems:
-            ops = self._halo_ops_before(s, stale, pending, zeroed)
+            ops = self._halo_ops_before(s, stale, pending, zeroed, pending_local)
             self._mark_written(s, stale)
             runs.append((s, s.name, self._batches(ops)))
-        return runs, HaloState(frozenset(stale), frozenset(pending), frozenset(zeroed))
+        return runs, HaloState(frozenset(stale), frozenset(pending), frozenset(zeroed),
+                               frozenset(pending_local))
 
     def _run_systems(self, systems: tuple) -> None:
         """Run `systems` in order, each after the halo operations its declarations need."""
@@ -352,7 +370,8 @@ class World:
     # ------------------------------------------------------ the step's phases
     def _ghost_users(self) -> set[str]:
         """Anchored tables whose ghost rows some system reads or accumulates into."""
-        return {t for s in self.systems for decl in (s.reads_ghosts, s.accumulates) for t in decl}
+        return {t for s in self.systems
+                for decl in (s.reads_ghosts, s.accumulates, s.accumulates_on_rank) for t in decl}
 
     def _state_after_rebuild(self, state: HaloState) -> HaloState:
         """A rebuild first reverses everything pending, then refreshes every ghost row of the
@@ -362,13 +381,15 @@ class World:
         rebuilt |= {d.name for t in self.spatial_tables() for d in self.anchored_tables(t)
                     if d.name in users}
         return HaloState(frozenset(p for p in state.stale if p[0] not in rebuilt),
-                         frozenset(), state.zeroed)
+                         frozenset(), state.zeroed, frozenset())
 
     def _rebuild_domain(self, initial: bool = False) -> None:
         """Migrate, sort and rebuild ghosts; element tables get their ghosts and rows before the
         NEIGHBORS systems (which may search them), the tables those systems build after."""
         t0 = _time.perf_counter()
         self._flush_reverse()  # ghost rows are about to be replaced
+        for s in self.systems:  # e.g. per-contact data copied to rows that migrate elsewhere
+            s.before_rebuild(self)
         spatial = self.spatial_tables()
         for t in spatial:
             self.domain.rebuild(t, self.anchored_tables(t), initial=initial)
@@ -408,10 +429,11 @@ class World:
 
     def _flush_reverse(self) -> None:
         """Reduce accumulators nobody has read yet, so owners hold complete values between steps."""
-        if self._halo.pending:
-            self._apply_batches(self._batches([("reverse",) + op
-                                               for op in sorted(self._halo.pending)]))
-            self._halo = self._halo._replace(pending=frozenset())
+        if self._halo.pending or self._halo.pending_local:
+            self._apply_batches(self._batches(
+                [("reverse",) + op for op in sorted(self._halo.pending)]
+                + [("reverse_local",) + op for op in sorted(self._halo.pending_local)]))
+            self._halo = self._halo._replace(pending=frozenset(), pending_local=frozenset())
 
     # ------------------------------------------------------------------ run
     def prepare(self) -> None:
@@ -550,10 +572,11 @@ class World:
             for stage in (Stage.FORCES, Stage.INTEGRATE_SECOND, Stage.OUTPUT):
                 runs, state = self._compile(self.systems_in(stage), state)
                 show(runs)
-            if state.pending:
-                out.append("  end of step: " + ", ".join(f"reverse {t}.{f}"
-                                                         for t, f in sorted(state.pending)))
-                state = state._replace(pending=frozenset())
+            if state.pending or state.pending_local:
+                out.append("  end of step: " + ", ".join(
+                    [f"reverse {t}.{f}" for t, f in sorted(state.pending)]
+                    + [f"reverse_local {t}.{f}" for t, f in sorted(state.pending_local)]))
+                state = state._replace(pending=frozenset(), pending_local=frozenset())
         return "\n".join(out)
 
     def timing_report(self) -> str:

@@ -7,6 +7,15 @@ the ``pairs`` table (declared, so the scheduler and the debug guard know it
 writes them), the pair kernel compiled for the law
 (``systems.contact_kernels``), the time-step check, the initial-overlap
 check, and not advancing history in the set-up force pass.
+
+Pairs across a rank boundary (``newton=False``, the default, LAMMPS's
+``newton off``): each side evaluates the pair and adds the force to its own
+particle only, so no contact force travels back to its owner (the reverse
+reduction of the particles' forces needs no message unless some other system
+adds into copies of other ranks' rows). The rank of the lower gid evaluates
+the pair from ``pairs``, the other from ``pair_mirrors``; both advance the
+same history from the same inputs. Pairs with a periodic image of a row of
+the same rank are evaluated once, as with ``newton=True`` everywhere.
 """
 from __future__ import annotations
 
@@ -19,7 +28,7 @@ from . import contact_kernels
 from .contact_chunks import PairScratch
 from .contact_geometry import check_initial_overlaps
 from .contact_law import law_kernels
-from .neighbor_search import pair_table
+from .neighbor_search import mirror_table, pair_table
 
 CONTACT_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "species", "fixed")
 
@@ -59,16 +68,25 @@ class ContactForces(System):
 
     stage = Stage.FORCES
     reads_ghosts = {"particles": CONTACT_READS}
-    accumulates = {"particles": ("force", "torque")}
 
-    def __init__(self, law, max_initial_overlap: float = 0.05, check_time_step: bool = True):
+    def __init__(self, law, max_initial_overlap: float = 0.05, check_time_step: bool = True,
+                 newton: bool = False):
         self.law = law
         self.max_initial_overlap = float(max_initial_overlap)
         self.check_time_step = bool(check_time_step)
+        self.newton = bool(newton)
         self.touching = 0
+        history = tuple(f.name for f in law.history)
         self.reads = {"pairs": ("i", "j")}
-        self.writes = {"pairs": tuple(f.name for f in law.history)}
+        self.writes = {"pairs": history}
+        if self.newton:  # each pair once; forces on copies of other ranks' rows go home
+            self.accumulates = {"particles": ("force", "torque")}
+        else:
+            self.reads["pair_mirrors"] = ("i", "j")
+            self.writes["pair_mirrors"] = history
+            self.accumulates_on_rank = {"particles": ("force", "torque")}
         self._bound = None
+        self._all_rows = np.ones(0, dtype=np.uint8)
 
     @property
     def name(self) -> str:
@@ -79,23 +97,41 @@ class ContactForces(System):
         return 2.0 * float(r.max()) if r.size else 0.0
 
     def setup(self, world) -> None:
-        pairs = pair_table(world)
-        for f in self.law.history:
-            pairs.add_field(f)
+        tables = [pair_table(world)] + ([] if self.newton else [mirror_table(world)])
+        for table in tables:
+            for f in self.law.history:
+                table.add_field(f)
         check_time_step(world, self.law, self.check_time_step)
         self._bound = self.law.bind(world.tables.get("species"))
         self._kernels = law_kernels(contact_kernels, self._bound.function)
         self._scratch = PairScratch(self._kernels.COLUMNS)
+        self._mirror_flags = PairScratch(0)  # the mirrors' history flags (buffers: _scratch's)
+
+    def _takes_force(self, world) -> np.ndarray:
+        """One byte per particle row: 1 where this system adds forces (module docstring)."""
+        if not self.newton:
+            return world.domain.own_images(world.particles)
+        n = world.particles.n
+        if self._all_rows.size < n:
+            self._all_rows = np.ones(max(n, int(1.25 * self._all_rows.size)), dtype=np.uint8)
+        return self._all_rows
 
     def run(self, world) -> None:
         if world.setup_phase:
             check_initial_overlaps(world, self.max_initial_overlap)
-        pairs = world.pairs
         g = world.particles.with_ghosts
         bound, s = self._bound, self._scratch
         names = bound.function.history
-        self.touching = self._kernels.pair_contacts(
-            pairs.i, pairs.j, g("position"), g("velocity"), g("angular_velocity"), g("radius"),
-            g("mass"), g("species"), g("fixed"), bound.parameters, bound.constants,
-            history_columns(pairs, names, pairs.n_owned), s.flags(pairs, names),
-            not world.setup_phase, world.dt, g("force"), g("torque"), s.buf, s.sel)
+        takes = self._takes_force(world)
+        lists = [(world.pairs, s)]
+        if not self.newton:
+            lists.append((world.pair_mirrors, self._mirror_flags))
+        for k, (table, flags) in enumerate(lists):
+            touching = self._kernels.pair_contacts(
+                table.i, table.j, g("position"), g("velocity"), g("angular_velocity"),
+                g("radius"), g("mass"), g("species"), g("fixed"), bound.parameters,
+                bound.constants, history_columns(table, names, table.n_owned),
+                flags.flags(table, names), takes, not world.setup_phase, world.dt, g("force"),
+                g("torque"), s.buf, s.sel)
+            if k == 0:  # contacts are counted once, by the rank of the lower gid
+                self.touching = touching

@@ -93,7 +93,7 @@ def add_to_particle(force, torque, i, buf, t):
 
 @template("inline")
 def pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_velocity, radius, mass,
-               material, fixed, params, k, history, update, dt, force, torque, buf):
+               material, fixed, params, k, history, takes, update, dt, force, torque, buf):
     """Gather, evaluate (vectorised) and scatter the selected pairs sel[c0:c0 + count]."""
     C = CHUNK
     for t in range(count):
@@ -142,21 +142,26 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_veloc
         store_law_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
     for t in range(count):
         p = sel[c0 + t]
+        i = pair_i[p]
         j = pair_j[p]
-        fx, fy, fz = add_to_particle(force, torque, pair_i[p], buf, t)
-        force[j, 0] -= fx
-        force[j, 1] -= fy
-        force[j, 2] -= fz
-        torque[j, 0] += buf[_TJ0 * C + t]
-        torque[j, 1] += buf[_TJ1 * C + t]
-        torque[j, 2] += buf[_TJ2 * C + t]
+        if takes[i]:
+            add_to_particle(force, torque, i, buf, t)
+        if takes[j]:
+            force[j, 0] -= buf[_FX * C + t]
+            force[j, 1] -= buf[_FY * C + t]
+            force[j, 2] -= buf[_FZ * C + t]
+            torque[j, 0] += buf[_TJ0 * C + t]
+            torque[j, 1] += buf[_TJ1 * C + t]
+            torque[j, 2] += buf[_TJ2 * C + t]
         scatter_history(buf, t, history, p)  # noqa: F821
 
 
 @template("kernel")
 def pair_contacts(pair_i, pair_j, position, velocity, angular_velocity, radius, mass, material,
-                  fixed, params, consts, history, flags, update, dt, force, torque, buf, sel):
-    """Accumulate the law's forces and torques of every touching pair into both rows.
+                  fixed, params, consts, history, flags, takes, update, dt, force, torque, buf,
+                  sel):
+    """Accumulate the law's forces and torques of every touching pair into its rows i and j
+    where ``takes`` (one byte per particle row) is 1.
 
     Rows i, j of ``pair_i``, ``pair_j`` index the particle arrays (owned and
     ghost rows); ``material`` (species per row) indexes ``params``. Pairs
@@ -183,8 +188,8 @@ def pair_contacts(pair_i, pair_j, position, velocity, angular_velocity, radius, 
         while m - c0 >= C or (k1 == n_pairs and m > c0):
             count = min(C, m - c0)
             pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_velocity,
-                       radius, mass, material, fixed, params, k, history, update, dt, force,
-                       torque, buf)
+                       radius, mass, material, fixed, params, k, history, takes, update, dt,
+                       force, torque, buf)
             c0 += count
             touching += count
         for t in range(m - c0):

@@ -49,6 +49,14 @@ def _differs_from_default(table, names, flags: np.ndarray) -> None:
             flags |= np.any(col != np.asarray(d.default, dtype=d.np_dtype), axis=1)
 
 
+def rows_with_data(table, identity) -> np.ndarray:
+    """Owned rows of a contact table whose per-contact data differ from the defaults."""
+    keep = np.zeros(table.n_owned, dtype=np.uint8)
+    if table.n_owned:
+        _differs_from_default(table, carried_fields(table, identity), keep)
+    return np.flatnonzero(keep)
+
+
 def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
                           scratch: ScratchArrays) -> None:
     """Replace the owned rows of `table` by the new rows in `values` (identity fields, including
@@ -88,4 +96,4 @@ def _carry(table, name, src, count, m, scratch):
     return new
 
 
-__all__ = ["ScratchArrays", "carried_fields", "rebuild_contact_table"]
+__all__ = ["ScratchArrays", "carried_fields", "rebuild_contact_table", "rows_with_data"]

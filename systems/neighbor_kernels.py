@@ -1,7 +1,7 @@
 """Kernels of the neighbour search: cell binning, the Verlet pair list, history carry-over."""
 import numpy as np
 
-from ecs_dem.jit import kernel
+from ecs_dem.jit import inline, kernel
 
 
 @kernel
@@ -55,9 +55,25 @@ def bounds(position, n):
     return lo, hi
 
 
+@inline
+def store_pair(pair_i, pair_j, gid_i, gid_j, k, i, j, gi, gj):
+    """Pair k = rows i, j with gids gi, gj, stored lower gid first."""
+    if gi < gj:
+        pair_i[k] = i
+        pair_j[k] = j
+        gid_i[k] = gi
+        gid_j[k] = gj
+    else:
+        pair_i[k] = j
+        pair_j[k] = i
+        gid_i[k] = gj
+        gid_j[k] = gi
+
+
 @kernel
 def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin, cell_start,
-                             cell_rows, dims, pair_i, pair_j, gid_i, gid_j):
+                             cell_rows, dims, pair_i, pair_j, gid_i, gid_j, mirrors, own_image,
+                             mirror_i, mirror_j, mirror_gid_i, mirror_gid_j):
     """Half Verlet list from linked cells: pairs closer than r_i + r_j + skin, each once globally.
 
     Each unordered pair of rows is met once: a row pairs with the rows after
@@ -74,11 +90,19 @@ def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin,
     Each stored pair has gid_i < gid_j (so per-pair history never changes
     sign), with its rows in pair_i, pair_j and its gids in gid_i, gid_j.
 
-    Writes up to pair_i.size pairs and returns the number required; the caller
-    grows the arrays and calls again when it is larger.
+    `mirrors`: the pairs the rule leaves to another rank (an owned row and a
+    lower-gid ghost row that is a copy of another rank's row, ``own_image`` 0)
+    go to the mirror arrays (the ghost in mirror_i), for evaluation on both
+    sides of the rank boundary; periodic images of own rows (``own_image`` 1)
+    keep the rule as it is.
+
+    Writes up to pair_i.size pairs and mirror_i.size mirrors and returns the
+    numbers required; the caller grows the arrays and calls again when larger.
     """
     cap = pair_i.size
+    mcap = mirror_i.size
     count = 0
+    mcount = 0
     nx = dims[0]
     ny = dims[1]
     nz = dims[2]
@@ -141,31 +165,31 @@ def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin,
                         j = cell_rows[close[t]]
                         gj = gid[j]
                         j_owned = j < n_owned
+                        mirror = False
                         if not (i_owned and j_owned):
                             if not i_owned and not j_owned:
                                 continue
-                            if i_owned and gi > gj:
-                                continue
-                            if j_owned and gj > gi:
-                                continue
+                            if (i_owned and gi > gj) or (j_owned and gj > gi):
+                                # the ghost's owner evaluates the pair; a copy of another
+                                # rank's row: evaluate it here too (mirror)
+                                if not mirrors or own_image[j if i_owned else i] != 0:
+                                    continue
+                                mirror = True
                         if fi and fixed[j]:
                             continue
                         grj = group[j]
                         if (gri == grj and gri >= 0) or gri == -2 or grj == -2:
                             continue
+                        if mirror:
+                            if mcount < mcap:
+                                store_pair(mirror_i, mirror_j, mirror_gid_i, mirror_gid_j, mcount,
+                                           i, j, gi, gj)
+                            mcount += 1
+                            continue
                         if count < cap:
-                            if gi < gj:
-                                pair_i[count] = i
-                                pair_j[count] = j
-                                gid_i[count] = gi
-                                gid_j[count] = gj
-                            else:
-                                pair_i[count] = j
-                                pair_j[count] = i
-                                gid_i[count] = gj
-                                gid_j[count] = gi
+                            store_pair(pair_i, pair_j, gid_i, gid_j, count, i, j, gi, gj)
                         count += 1
-    return count
+    return count, mcount
 
 
 @kernel

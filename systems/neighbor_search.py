@@ -19,6 +19,18 @@ were farther apart than the skin, hence not touching.
 
 The list is rebuilt only when the domain rebuilt (some particle moved more
 than half the skin), which keeps every touching pair in it in between.
+
+Mirrors (``pair_mirrors``, created by a contact system that evaluates pairs
+across a rank boundary on both sides, LAMMPS's ``newton off``): the pairs
+the rule leaves to another rank, of an owned particle and a lower-gid ghost
+that is a copy of another rank's particle. Same fields as ``pairs``, rows
+anchored to the *owned* particle gid_j, so a mirror's per-contact data
+migrates with it, and carried over from the old mirrors like the pairs'.
+A pair stays where its lower-gid particle goes; the one case this misses,
+that particle leaving the rank of the other, is covered before rows
+migrate (``before_rebuild``): every pair with data whose lower-gid particle
+may change rank and whose other particle is this rank's own gets a mirror
+copy, which stays with that particle and becomes its mirror.
 """
 from __future__ import annotations
 
@@ -28,7 +40,7 @@ from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo, Table
 
 from . import neighbor_kernels as nk
-from .contact_table import ScratchArrays, rebuild_contact_table
+from .contact_table import ScratchArrays, rebuild_contact_table, rows_with_data
 
 PAIR_FIELDS = (
     Field("i", np.int32, (), Halo.LOCAL, -1, "", "local row of particle gid_i"),
@@ -55,6 +67,16 @@ def pair_table(world) -> Table:
     return world.tables["pairs"]
 
 
+def mirror_table(world) -> Table:
+    """The world's ``pair_mirrors`` table (module docstring), created on first use: the
+    neighbour search fills it once it exists."""
+    if "pair_mirrors" not in world.tables:
+        world.add_table(Table("pair_mirrors", PAIR_FIELDS, capacity=1024,
+                              anchor=("particles", "gid_j"),
+                              references={"i": "gid_i", "j": "gid_j"}))
+    return world.tables["pair_mirrors"]
+
+
 class NeighborSearch(System):
     """Build the half pair list of particles over owned and ghost rows.
 
@@ -67,12 +89,16 @@ class NeighborSearch(System):
 
     stage = Stage.NEIGHBORS
     reads_ghosts = {"particles": ("position", "radius", "gid", "fixed", "contact_group")}
-    builds = ("pairs",)
 
     def __init__(self):
         self.built_epoch = -1
         self.builds_done = 0
         self._scratch = ScratchArrays()
+        self._tables = {}
+
+    @property
+    def builds(self) -> tuple[str, ...]:
+        return ("pairs", "pair_mirrors") if "pair_mirrors" in self._tables else ("pairs",)
 
     def interaction_range(self, world) -> float:
         r = world.particles.radius
@@ -80,10 +106,35 @@ class NeighborSearch(System):
 
     def setup(self, world) -> None:
         pair_table(world)
+        self._tables = world.tables
+
+    def before_rebuild(self, world) -> None:
+        """Mirror copies of the pairs with data whose gid_i may change rank and whose gid_j is
+        this rank's own (module docstring)."""
+        mirrors, pairs = world.tables.get("pair_mirrors"), world.tables.get("pairs")
+        if mirrors is None or pairs is None or pairs.n_owned == 0 or world.comm.size == 1:
+            return
+        rows = rows_with_data(pairs, IDENTITY)
+        if world.is_setup:  # else every rank holds every row (set-up, restart on other ranks)
+            i, j = pairs.owned("i")[rows], pairs.owned("j")[rows]
+            own = world.domain.own_images(world.particles)
+            leaving = world.domain.may_change_rank(world.particles.position[i])
+            rows = rows[leaving & (j >= 0) & (own[np.maximum(j, 0)] != 0)]
+        if rows.size:
+            mirrors.append(rows.size, **{f: pairs.owned(f)[rows] for f in mirrors.fields
+                                         if pairs.has_field(f)})
+
+    def _lists(self, prefix: str, cap: int) -> tuple:
+        """Scratch rows and gids (i, j, gid_i, gid_j) for at least `cap` pairs."""
+        return (self._scratch.get(prefix + "i", cap, np.int32),
+                self._scratch.get(prefix + "j", cap, np.int32),
+                self._scratch.get(prefix + "gid_i", cap, np.int64),
+                self._scratch.get(prefix + "gid_j", cap, np.int64))
 
     def run(self, world) -> None:
         particles = world.particles
         pairs = pair_table(world)
+        mirrors = world.tables.get("pair_mirrors")
         n = particles.n
         n_owned = particles.n_owned
         pos = particles.with_ghosts("position")
@@ -92,13 +143,15 @@ class NeighborSearch(System):
         fixed = particles.with_ghosts("fixed")
         group = particles.with_ghosts("contact_group")
         skin = world.skin
-
+        if mirrors is not None:
+            own = world.domain.own_images(particles)
+            mcap = max(mirrors.n_owned + mirrors.n_owned // 4, (n - n_owned) * 4 + 64)
+        else:
+            own = np.ones(0, dtype=np.uint8)
+            mcap = 0
         cap = max(pairs.n_owned + pairs.n_owned // 4, 8 * n_owned + 64)
-        pi = self._scratch.get("i", cap, np.int32)
-        pj = self._scratch.get("j", cap, np.int32)
-        gi = self._scratch.get("gid_i", cap, np.int64)
-        gj = self._scratch.get("gid_j", cap, np.int64)
-        count = 0
+        out, mout = self._lists("", cap), self._lists("m", mcap)
+        count = mcount = 0
         if n:
             cell = max(2.0 * float(radius.max()) + skin, 1e-300)
             lo, hi = nk.bounds(pos, n)
@@ -110,17 +163,16 @@ class NeighborSearch(System):
             inv_cell = np.where(span > 0, inv_cell, 0.0)
             start, rows, _ = nk.bin_rows(pos, n, lo, inv_cell, dims)
             while True:
-                count = nk.build_pairs_half_stencil(pos, radius, gid, fixed, group, n_owned, skin,
-                                                    start, rows, dims, pi, pj, gi, gj)
-                if count <= pi.size:
+                count, mcount = nk.build_pairs_half_stencil(
+                    pos, radius, gid, fixed, group, n_owned, skin, start, rows, dims, *out,
+                    mirrors is not None, own, *mout)
+                if count <= out[0].size and mcount <= mout[0].size:
                     break
-                cap = int(count * 1.2) + 64
-                pi = self._scratch.get("i", cap, np.int32)
-                pj = self._scratch.get("j", cap, np.int32)
-                gi = self._scratch.get("gid_i", cap, np.int64)
-                gj = self._scratch.get("gid_j", cap, np.int64)
-        values = dict(i=pi[:count], j=pj[:count], gid_i=gi[:count], gid_j=gj[:count],
-                      gid=pair_id(gi[:count], gj[:count]))
-        rebuild_contact_table(pairs, IDENTITY, "gid_i", "gid_j", values, self._scratch)
+                out = self._lists("", int(count * 1.2) + 64)
+                mout = self._lists("m", int(mcount * 1.2) + 64 if mirrors is not None else 0)
+        tables = [(pairs, out, count)] + ([(mirrors, mout, mcount)] if mirrors is not None else [])
+        for table, (pi, pj, gi, gj), k in tables:
+            values = dict(i=pi[:k], j=pj[:k], gid_i=gi[:k], gid_j=gj[:k], gid=pair_id(gi[:k], gj[:k]))
+            rebuild_contact_table(table, IDENTITY, "gid_i", "gid_j", values, self._scratch)
         self.built_epoch = particles.epoch
         self.builds_done += 1

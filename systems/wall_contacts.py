@@ -28,7 +28,7 @@ class WallContacts(System):
     stage = Stage.FORCES
     reads = {"particles": ("position", "velocity", "angular_velocity", "radius", "mass", "species"),
              "walls": ("point", "normal", "velocity", "species")}
-    accumulates = {"particles": ("force", "torque")}
+    accumulates_on_rank = {"particles": ("force", "torque")}  # owned rows only
 
     def __init__(self, law, check_time_step: bool = True):
         self.law = law
