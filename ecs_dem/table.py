@@ -127,6 +127,8 @@ class Table:
         self._gid_map_epoch = -1
         self._lookup: GidLookup | None = None
         self._lookup_key = None
+        self._views: dict = {}
+        self._views_key = None
         self.add_field(GID)
         for f in fields:
             self.add_field(f)
@@ -219,6 +221,25 @@ class Table:
     def with_ghosts(self, name: str) -> np.ndarray:
         """View of owned and ghost rows of a field."""
         return self.column(name)[: self.n]
+
+    def views(self, names: tuple[str, ...], ghosts: bool = False) -> tuple[np.ndarray, ...]:
+        """Views of the owned (or, with `ghosts`, owned and ghost) rows of the named fields,
+        cached until the table's structure changes.
+
+        For the systems that run every step: taking a view costs about half a
+        microsecond in Python, and a step of a small subdomain (a few
+        thousand rows) calls a dozen kernels with up to a dozen arrays each.
+        Pass the same tuple object every call (a constant) for the fastest look-up.
+        """
+        key = (self.epoch, self.n_owned, self.n_ghost, self._capacity, len(self._columns))
+        if key != self._views_key:
+            self._views = {}
+            self._views_key = key
+        got = self._views.get((names, ghosts))
+        if got is None:
+            stop = self.n if ghosts else self.n_owned
+            got = self._views[(names, ghosts)] = tuple(self.column(f)[:stop] for f in names)
+        return got
 
     def __getattr__(self, name: str) -> np.ndarray:
         # Attribute access gives the owned view: table.position, table.velocity.

@@ -31,6 +31,7 @@ from .contact_law import law_kernels
 from .neighbor_search import mirror_table, pair_table
 
 CONTACT_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "species", "fixed")
+ACCUMULATED = ("force", "torque")
 
 
 def check_time_step(world, law, enabled: bool) -> None:
@@ -87,6 +88,8 @@ class ContactForces(System):
             self.accumulates_on_rank = {"particles": ("force", "torque")}
         self._bound = None
         self._all_rows = np.ones(0, dtype=np.uint8)
+        self._calls_key = None
+        self._calls = []
 
     @property
     def name(self) -> str:
@@ -116,22 +119,38 @@ class ContactForces(System):
             self._all_rows = np.ones(max(n, int(1.25 * self._all_rows.size)), dtype=np.uint8)
         return self._all_rows
 
+    def _kernel_calls(self, world) -> list:
+        """Per list (pairs, then mirrors): its rows and the kernel's arguments up to the
+        history flags (views, history columns, flags, who takes forces), cached until a
+        table changes structurally: building them costs more than the kernel on a few
+        thousand particles."""
+        p = world.particles
+        lists = [world.pairs] + ([] if self.newton else [world.pair_mirrors])
+        key = (p.epoch, p.n_owned, p.n_ghost, p.capacity) + tuple(
+            (t.epoch, t.n_owned, t.capacity) for t in lists)
+        if key != self._calls_key:
+            bound = self._bound
+            names = bound.function.history
+            particle_arrays = p.views(CONTACT_READS, ghosts=True)
+            takes = self._takes_force(world)
+            self._calls = [
+                (t.n_owned, (t.owned("i"), t.owned("j"), *particle_arrays, bound.parameters,
+                             bound.constants, history_columns(t, names, t.n_owned),
+                             flags.flags(t, names), takes))
+                for t, flags in zip(lists, (self._scratch, self._mirror_flags))]
+            self._calls_key = key
+        return self._calls
+
     def run(self, world) -> None:
         if world.setup_phase:
             check_initial_overlaps(world, self.max_initial_overlap)
-        g = world.particles.with_ghosts
-        bound, s = self._bound, self._scratch
-        names = bound.function.history
-        takes = self._takes_force(world)
-        lists = [(world.pairs, s)]
-        if not self.newton:
-            lists.append((world.pair_mirrors, self._mirror_flags))
-        for k, (table, flags) in enumerate(lists):
-            touching = self._kernels.pair_contacts(
-                table.i, table.j, g("position"), g("velocity"), g("angular_velocity"),
-                g("radius"), g("mass"), g("species"), g("fixed"), bound.parameters,
-                bound.constants, history_columns(table, names, table.n_owned),
-                flags.flags(table, names), takes, not world.setup_phase, world.dt, g("force"),
-                g("torque"), s.buf, s.sel)
+        s = self._scratch
+        force, torque = world.particles.views(ACCUMULATED, ghosts=True)
+        update = not world.setup_phase
+        for k, (rows, args) in enumerate(self._kernel_calls(world)):
+            if k and not rows:
+                continue  # no mirrors (one rank, or no pair across a rank boundary)
+            touching = self._kernels.pair_contacts(*args, update, world.dt, force, torque,
+                                                   s.buf, s.sel)
             if k == 0:  # contacts are counted once, by the rank of the lower gid
                 self.touching = touching

@@ -42,5 +42,5 @@ class Gravity(System):
         return cls(magnitude * np.array([np.sin(a), 0.0, -np.cos(a)]))
 
     def run(self, world) -> None:
-        p = world.particles
-        add_body_force(p.mass, p.fixed, self.acceleration, p.force)
+        mass, fixed, force = world.particles.views(("mass", "fixed", "force"))
+        add_body_force(mass, fixed, self.acceleration, force)

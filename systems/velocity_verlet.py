@@ -42,15 +42,18 @@ def kick(velocity, angular_velocity, force, torque, mass, inertia, fixed, dt):
             angular_velocity[i, a] += dtfi * torque[i, a]
 
 
+FIRST_HALF = ("position", "velocity", "angular_velocity", "force", "torque", "mass", "inertia",
+              "fixed")
+SECOND_HALF = ("velocity", "angular_velocity", "force", "torque", "mass", "inertia", "fixed")
+
+
 class IntegrateFirstHalf(System):
     stage = Stage.INTEGRATE_FIRST
     reads = {"particles": ("force", "torque", "mass", "inertia", "fixed")}
     writes = {"particles": ("position", "velocity", "angular_velocity")}
 
     def run(self, world) -> None:
-        p = world.particles
-        kick_drift(p.position, p.velocity, p.angular_velocity, p.force, p.torque, p.mass,
-                   p.inertia, p.fixed, world.dt)
+        kick_drift(*world.particles.views(FIRST_HALF), world.dt)
 
 
 class IntegrateSecondHalf(System):
@@ -59,9 +62,7 @@ class IntegrateSecondHalf(System):
     writes = {"particles": ("velocity", "angular_velocity")}
 
     def run(self, world) -> None:
-        p = world.particles
-        kick(p.velocity, p.angular_velocity, p.force, p.torque, p.mass, p.inertia, p.fixed,
-             world.dt)
+        kick(*world.particles.views(SECOND_HALF), world.dt)
 
 
 def velocity_verlet() -> list[System]:

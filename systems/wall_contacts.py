@@ -22,6 +22,9 @@ from .contact_law import law_kernels, rigid_material
 from .wall_motion import ensure_wall_motion
 
 
+PARTICLE_ARRAYS = ("position", "velocity", "angular_velocity", "radius", "mass", "species")
+
+
 class WallContacts(System):
     """Contacts of owned particles with every planar wall."""
 
@@ -35,6 +38,8 @@ class WallContacts(System):
         self.check_time_step = bool(check_time_step)
         self.n_walls = None
         self.touching = 0
+        self._arguments_key = None
+        self._arguments = ()
         self.writes = {"particles": tuple(f"wall_{f.name}" for f in law.history),
                        "walls": ("force",)}
 
@@ -57,21 +62,34 @@ class WallContacts(System):
         self._scratch = PairScratch(self._kernels.COLUMNS)
         ws = world.walls.species
         self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
+        self._on_walls = np.zeros((self.n_walls, 3))  # this rank's force on each wall
         ensure_wall_motion(world)
+
+    def _kernel_arguments(self, world) -> tuple:
+        """The kernel's arguments up to the history flags, cached until the particles or walls
+        change structurally (building them costs more than a small subdomain's kernel)."""
+        p, walls = world.particles, world.walls
+        key = (p.epoch, p.n_owned, p.capacity, walls.epoch, walls.capacity)
+        if key != self._arguments_key:
+            bound, s = self._bound, self._scratch
+            names = tuple(f"wall_{f}" for f in bound.function.history)
+            n = p.n_owned
+            self._arguments = (
+                n, *p.views(PARTICLE_ARRAYS), *walls.views(("point", "normal", "velocity")),
+                self._wall_material, bound.parameters, bound.constants,
+                history_columns(p, names, n, self.n_walls),
+                s.flags(p, names, self.n_walls).reshape(-1))
+            self._arguments_key = key
+        return self._arguments
 
     def run(self, world) -> None:
         walls = world.walls
         if walls.n_owned != self.n_walls:
             raise InputError("walls were added after set-up; add every wall before the first step")
-        p = world.particles
-        bound, s = self._bound, self._scratch
-        names = tuple(f"wall_{f}" for f in bound.function.history)
-        n = p.n_owned
-        local = np.zeros((walls.n_owned, 3))
+        s = self._scratch
+        force, torque = world.particles.views(("force", "torque"))
+        self._on_walls[...] = 0.0
         self.touching = self._kernels.wall_contacts(
-            n, p.position, p.velocity, p.angular_velocity, p.radius, p.mass, p.species,
-            walls.point, walls.normal, walls.velocity, self._wall_material, bound.parameters,
-            bound.constants, history_columns(p, names, n, self.n_walls),
-            s.flags(p, names, self.n_walls).reshape(-1), not world.setup_phase, world.dt,
-            p.force, p.torque, local, s.buf, s.sel)
-        walls.force[...] = world.comm.sum(local)
+            *self._kernel_arguments(world), not world.setup_phase, world.dt, force, torque,
+            self._on_walls, s.buf, s.sel)
+        walls.force[...] = world.comm.sum(self._on_walls)

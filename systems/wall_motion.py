@@ -52,11 +52,13 @@ class WallMotion(System):
     def run(self, world) -> None:
         w = world.walls
         servo = w.mode == SERVO
+        moving = (w.mode == VELOCITY) | servo
+        if not self.attached and not moving.any():  # walls at rest: nothing to do
+            return
         if np.any(servo):
             v = servo_speed(w.force[servo], w.normal[servo], w.area[servo], w.target_stress[servo],
                             w.servo_gain[servo], w.max_speed[servo])
             w.velocity[servo] = v[:, None] * w.normal[servo]
-        moving = (w.mode == VELOCITY) | servo
         w.point[moving] += world.dt * w.velocity[moving]
         if self.attached:
             p = world.particles
