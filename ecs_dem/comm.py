@@ -251,6 +251,26 @@ class MpiComm(SerialComm):
                                           [recv, recv_counts * width, rdispl, self.MPI.BYTE])])
         return recv
 
+    def neighbourhood(self, ranks):
+        """A communicator whose neighbours, in and out, are `ranks` (a distributed graph)."""
+        ranks = [int(r) for r in ranks]
+        return self.world.Create_dist_graph_adjacent(ranks, ranks, reorder=False)
+
+    def neighbour_alltoallv_rows(self, graph, send, counts):
+        """Like alltoallv_rows over the neighbours of `graph` only (counts per neighbour, in
+        its order): messages to a handful of ranks, not rounds over all of them."""
+        width = send.shape[1]
+        counts = np.ascontiguousarray(counts, dtype=np.int64)
+        recv_counts = np.empty(counts.size, dtype=np.int64)
+        self._wait([graph.Ineighbor_alltoall(counts, recv_counts)])
+        sdispl = np.concatenate(([0], np.cumsum(counts)[:-1])) * width
+        rdispl = np.concatenate(([0], np.cumsum(recv_counts)[:-1])) * width
+        recv = np.empty((int(recv_counts.sum()), width), dtype=np.uint8)
+        send = np.ascontiguousarray(send)
+        self._wait([graph.Ineighbor_alltoallv([send, counts * width, sdispl, self.MPI.BYTE],
+                                              [recv, recv_counts * width, rdispl, self.MPI.BYTE])])
+        return recv
+
     def gather_rows(self, send):
         width = send.shape[1]
         counts = np.empty(self.size, dtype=np.int64)

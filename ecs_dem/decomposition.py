@@ -13,6 +13,8 @@ rank only.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .errors import InputError
@@ -57,6 +59,24 @@ class Decomposition:
         table = np.zeros(tuple(self.dims), dtype=np.int64)
         table[tuple(self.coords)] = self.comm.rank
         return self.comm.sum(table).astype(np.int64) if self.comm.size > 1 else table
+
+    def neighbour_ranks(self) -> np.ndarray:
+        """Ranks of the up to 26 grid cells around this rank's (wrapping on periodic axes),
+        without this rank, in increasing order: where a row can go at a rebuild."""
+        found = set()
+        for step in itertools.product((-1, 0, 1), repeat=3):
+            cell = []
+            for a in range(3):
+                k = self.coords[a] + step[a]
+                if not 0 <= k < self.dims[a]:
+                    if not self.box.periodic[a]:
+                        break
+                    k %= self.dims[a]
+                cell.append(k)
+            else:
+                found.add(int(self._rank_of_coords[tuple(cell)]))
+        found.discard(self.comm.rank)
+        return np.array(sorted(found), dtype=np.int64)
 
     @property
     def lo(self) -> np.ndarray:

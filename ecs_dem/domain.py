@@ -154,6 +154,7 @@ class Domain:
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
         self._own_images: dict[str, tuple] = {}
+        self._neighbours = None  # (ranks, graph communicator, cut planes they hold for)
         self.rebuild_count = 0
 
     # ---------------------------------------------------------------- checks
@@ -259,11 +260,32 @@ class Domain:
             if np.any(rows < 0):
                 raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
             anchored_dest.append(owners[rows])
-        self._send_rows(table, owners, me, initial)
+        neighbours = None if initial else self._neighbourhood(owners)
+        self._send_rows(table, owners, me, initial, neighbours)
         for dep, dest in zip(anchored, anchored_dest):
-            self._send_rows(dep, dest, me, initial)
+            self._send_rows(dep, dest, me, initial, neighbours)
 
-    def _send_rows(self, table: Table, dest: np.ndarray, me: int, initial: bool) -> None:
+    def _neighbourhood(self, owners: np.ndarray):
+        """(ranks, graph) of the 26-cell neighbourhood if every row goes no farther on every
+        rank (one reduction decides), else None: migration then talks to every rank."""
+        dec = self.decomposition
+        key = tuple(tuple(c) for c in dec.cuts)
+        if self._neighbours is None or self._neighbours[2] != key:
+            ranks = dec.neighbour_ranks()
+            graph = self._neighbours[1] if self._neighbours is not None else None
+            if graph is None:  # the neighbour ranks depend on the grid only, not on the planes
+                graph = self.comm.neighbourhood(ranks)
+            self._neighbours = (ranks, graph, key)
+        ranks = self._neighbours[0]
+        leaving = owners[owners != self.comm.rank]
+        far = bool(np.any(ranks[np.minimum(np.searchsorted(ranks, leaving), ranks.size - 1)]
+                          != leaving)) if leaving.size and ranks.size else bool(leaving.size)
+        return None if self.comm.any(far) else self._neighbours[:2]
+
+    def _send_rows(self, table: Table, dest: np.ndarray, me: int, initial: bool,
+                   neighbours=None) -> None:
+        """Send the rows owned elsewhere to their ranks: to the neighbour ranks only when
+        `neighbours` (ranks, graph) is given, else by an all-to-all over every rank."""
         leaving = np.flatnonzero(dest != me)
         if initial:
             if leaving.size:
@@ -271,9 +293,15 @@ class Domain:
             return
         order = np.argsort(dest[leaving], kind="stable")
         rows = leaving[order]
-        counts = np.bincount(dest[rows], minlength=self.comm.size)
         layout = row_layout(table, list(table.fields))
-        received = self.comm.alltoallv_rows(pack_rows(table, layout, rows), counts)
+        packed = pack_rows(table, layout, rows)
+        if neighbours is not None:  # rows in increasing rank order, as for the all-to-all
+            ranks, graph = neighbours
+            counts = np.bincount(np.searchsorted(ranks, dest[rows]), minlength=ranks.size)
+            received = self.comm.neighbour_alltoallv_rows(graph, packed, counts)
+        else:
+            counts = np.bincount(dest[rows], minlength=self.comm.size)
+            received = self.comm.alltoallv_rows(packed, counts)
         if leaving.size:
             table.remove(leaving, keep_order=False)
         if received.shape[0]:
