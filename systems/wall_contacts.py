@@ -3,7 +3,9 @@
 The history of a particle's contact with wall w is the particle field
 ``wall_<history>[w]`` (LOCAL: it moves with its row through sorting and
 migration). ``walls.force`` receives the total force of the particles on each
-wall, summed over ranks. Walls move by their mode (velocity, servo): if the
+wall, summed over ranks. A particle attached to a wall
+(``components.particles.attach_to_wall``: a membrane's end ring on its
+platen) moves with it and does not touch it. Walls move by their mode (velocity, servo): if the
 world has no ``WallMotion`` system, set-up adds one, so a moving wall never
 stands still for want of a system.
 """
@@ -50,6 +52,8 @@ class WallContacts(System):
             world.particles.add_field(Field(
                 f"wall_{f.name}", f.dtype, (self.n_walls, *f.shape), f.halo, f.default, f.unit,
                 f"{f.doc}, with each wall"))
+        if world.particles.has_field("wall"):
+            self.reads = dict(self.reads, particles=(*self.reads["particles"], "wall"))
         check_time_step(world, self.law, self.check_time_step)
         species = world.tables.get("species")
         self._bound = self.law.bind(species)
@@ -58,6 +62,10 @@ class WallContacts(System):
         ws = world.walls.species
         self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
         ensure_wall_motion(world)
+
+    @staticmethod
+    def _unattached(n: int) -> np.ndarray:
+        return np.full(n, -1, dtype=np.int32)
 
     def run(self, world) -> None:
         walls = world.walls
@@ -70,7 +78,7 @@ class WallContacts(System):
         local = np.zeros((walls.n_owned, 3))
         self.touching = self._kernels.wall_contacts(
             n, p.position, p.velocity, p.angular_velocity, p.radius, p.mass, p.species,
-            walls.point, walls.normal, walls.velocity, self._wall_material, bound.parameters,
+            p.wall if p.has_field("wall") else self._unattached(n), walls.point, walls.normal, walls.velocity, self._wall_material, bound.parameters,
             bound.constants, history_columns(p, names, n, self.n_walls),
             s.flags(p, names, self.n_walls).reshape(-1), not world.setup_phase, world.dt,
             p.force, p.torque, local, s.buf, s.sel)
