@@ -68,6 +68,8 @@ STATE_FIELDS = (
     Field("h0", np.float64, (), Halo.LOCAL, 0.0, "m", "gap when axial loading started"),
     Field("volume0", np.float64, (), Halo.LOCAL, 0.0, "m^3", "sample volume then"),
     Field("shear_start", np.float64, (), Halo.LOCAL, 0.0, "s", "time axial loading started"),
+    Field("last_felt", np.float64, (), Halo.LOCAL, 0.0, "Pa", "sigma_felt at the last record"),
+    Field("last_bottom", np.float64, (), Halo.LOCAL, 0.0, "Pa", "sigma_bottom at the last record"),
 )
 
 
@@ -119,7 +121,8 @@ class TriaxialControl(System):
              "walls": ("point", "force")}
     reads_ghosts = {"particles": ("position",)}
     writes = {"walls": ("target_stress", "area", "mode", "velocity"),
-              "triaxial": ("phase", "stable", "equilibrium", "h0", "volume0", "shear_start")}
+              "triaxial": ("phase", "stable", "equilibrium", "h0", "volume0", "shear_start",
+                           "last_felt", "last_bottom")}
 
     def __init__(self, cfg: dict, contact_load: RadialLoad, pressure_load: RadialLoad,
                  vertex_offset: float, output=None, log=print):
@@ -138,7 +141,6 @@ class TriaxialControl(System):
         self.log = log
         self.records: list[dict] = []
         self._next_report = 0.0
-        self._last_felt = self._last_bottom = 0.0
 
     def measure(self, world) -> dict:
         """The quantities of the module docstring now (collective)."""
@@ -181,15 +183,15 @@ class TriaxialControl(System):
             w.area[TOP] = m["area"]
             if world.time >= self.ramp:
                 errors = [abs(m["sigma_top"] - self.sigma_c),
-                          abs(m["sigma_bottom"] - self._last_bottom),
-                          abs(m["sigma_felt"] - self._last_felt)]
+                          abs(m["sigma_bottom"] - state.last_bottom[0]),
+                          abs(m["sigma_felt"] - state.last_felt[0])]
                 calm = m["kinetic_energy"] < self.kinetic_tolerance * self.sigma_c * m["volume"]
                 ok = max(errors) < self.tolerance * self.sigma_c and calm
                 state.stable[0] = state.stable[0] + 1 if ok else 0
                 late = world.time - self.ramp > self.confine_max
                 if state.stable[0] >= self.checks or late:
                     self.start_shear(world, m, reached=not late)
-            self._last_felt, self._last_bottom = m["sigma_felt"], m["sigma_bottom"]
+            state.last_felt[0], state.last_bottom[0] = m["sigma_felt"], m["sigma_bottom"]
         elif phase == SHEAR:
             strain = math.log(state.h0[0] / m["height"])
             if strain >= self.max_strain:
