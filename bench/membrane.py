@@ -32,7 +32,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "run"))
-from worker_result import print_result, run_for_result  # noqa: E402
+from worker_result import print_result, run_for_result, timed_run  # noqa: E402
 
 MEMBRANE_SYSTEMS = ("SpringForces", "MembraneBending", "MembranePressure")
 
@@ -61,22 +61,15 @@ def sphere_world(level: int, comm=None):
 
 def sphere_worker(level: int, steps: int) -> None:
     world = sphere_world(level)
-    world.setup()
-    world.run(20)
-    world.timers.clear()
-    world.comm.barrier()
-    t0 = time.perf_counter()
-    world.run(steps)
-    world.comm.barrier()
-    elapsed = time.perf_counter() - t0
-    n = int(world.comm.sum(world.particles.n_owned))
-    forces = world.comm.max(sum(world.timers.get(k, 0.0) for k in MEMBRANE_SYSTEMS))
+    r = timed_run(world, steps, warmup=20)
+    by_rank = [{k: ranks.get(k, 0.0) for k in MEMBRANE_SYSTEMS} for ranks in r["ms_per_step_by_rank"]]
+    slowest = max(sum(ms.values()) for ms in by_rank)  # ms per step of the busiest rank
+    n = r["particles"]
     if world.comm.rank == 0:
-        print_result({"ranks": world.comm.size, "vertices": n, "steps": steps,
-                      "seconds": elapsed, "rate": n * steps / elapsed,
-                      "force_ns_per_vertex_step": 1e9 * forces * world.comm.size / (n * steps),
-                      "by_system_ms_per_step": {k: 1e3 * world.timers.get(k, 0.0) / steps
-                                                for k in MEMBRANE_SYSTEMS}})
+        print_result({"ranks": r["ranks"], "vertices": n, "steps": steps, "seconds": r["seconds"],
+                      "rate": r["rate"],
+                      "force_ns_per_vertex_step": 1e6 * slowest * r["ranks"] / n,
+                      "by_system_ms_per_step": by_rank[0]})
 
 
 def patch_worker(grains: int, steps: int) -> None:
