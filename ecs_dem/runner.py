@@ -37,10 +37,13 @@ def install_run_systems(world, cfg: dict) -> Checkpointer | None:
     return checkpointer
 
 
-def run_world(world, cfg: dict, total_steps: int) -> int:
+def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int = 1000) -> int:
     """Set up (or restart), run to `total_steps`; returns the process exit status (0 on soft kill).
 
     ``world.first_step`` is the step the run started from (0, or the checkpoint's).
+    `until` (optional): a function of the world, asked every `check_every` steps, that ends
+    the run early when it returns True (an experiment that ends on a condition, e.g. a
+    strain reached); it must give the same answer on every rank (read replicated state).
     """
     checkpointer = install_run_systems(world, cfg)
     if cfg["restart"]:
@@ -50,7 +53,11 @@ def run_world(world, cfg: dict, total_steps: int) -> int:
     else:
         world.setup()
     world.first_step = world.step
-    world.run(max(int(total_steps) - world.step, 0))
+    if until is None:
+        world.run(max(int(total_steps) - world.step, 0))
+    else:
+        while world.step < total_steps and not world.stop_requested and not until(world):
+            world.run(min(int(check_every), int(total_steps) - world.step))
     if world.stop_requested:
         if world.comm.rank == 0:
             name = signal.Signals(world.stop_requested).name

@@ -7,7 +7,8 @@ inserts from the systems' declarations::
     INTEGRATE_FIRST systems            half kick + drift (owned rows)
     time += dt                         (force systems see the time of the positions)
     domain: if some row moved > skin/2 since the last rebuild (or NaN: error),
-        or an anchored table changed structurally:
+        or an anchored table changed structurally, or a system asked for it
+        (``request_rebuild``):
         reverse pending accumulators, ``System.before_rebuild``, wrap periodic
         positions, migrate, sort
         by cell, rebuild ghost rows; element tables (anchored) get ghost rows
@@ -130,6 +131,7 @@ class World:
         self._by_stage: dict = {}
         self._resolved: dict[str, tuple[int, int]] = {}  # anchored table -> (its, anchor's epoch)
         self._incidence: dict[str, tuple] = {}
+        self._rebuild_requested = False
         self._frozen = True
 
     def __setattr__(self, name, value):
@@ -204,6 +206,13 @@ class World:
 
     def anchored_tables(self, table: Table) -> list[Table]:
         return [t for t in self.tables.values() if t.anchor and t.anchor[0] == table.name]
+
+    def request_rebuild(self) -> None:
+        """Rebuild the domain (and run the NEIGHBORS systems) at this step's check, as if a
+        particle had moved half the skin: for a system that changes what the neighbour
+        lists depend on other than positions (radii that grow, a contact range that widens).
+        Call it from a system in INTEGRATE_FIRST; any rank's request rebuilds every rank."""
+        self._rebuild_requested = True
 
     # ------------------------------------------------------ element lookups
     def incident_rows(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -387,6 +396,7 @@ class World:
         """Migrate, sort and rebuild ghosts; element tables get their ghosts and rows before the
         NEIGHBORS systems (which may search them), the tables those systems build after."""
         t0 = _time.perf_counter()
+        self._rebuild_requested = False
         self._flush_reverse()  # ghost rows are about to be replaced
         for s in self.systems:  # e.g. per-contact data copied to rows that migrate elsewhere
             s.before_rebuild(self)
@@ -502,7 +512,7 @@ class World:
         self.time += self.dt  # the positions are now at the new time
         t0 = _time.perf_counter()
         rebuild = any([self.domain.needs_rebuild(t) for t in self.spatial_tables()])
-        rebuild = rebuild or self._references_stale()
+        rebuild = rebuild or self._references_stale() or self._rebuild_requested
         stop = self._kill.signal or 0 if self._kill is not None else 0
         if self.comm.size > 1:  # one reduction answers both: rebuild anywhere? stop anywhere?
             agreed = self.comm.max(np.array([int(rebuild), stop], dtype=np.float64))

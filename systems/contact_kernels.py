@@ -248,7 +248,7 @@ def wall_chunk(c0, count, sel, n_walls, position, velocity, angular_velocity, ra
 
 
 @template("kernel")
-def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, material,
+def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, material, attached,
                   wall_point, wall_normal, wall_velocity, wall_material, params, consts, history,
                   flags, update, dt, force, torque, wall_force, buf, sel):
     """The law's contacts of owned particles with planar walls.
@@ -257,7 +257,9 @@ def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, m
     signed distance along the wall's unit normal, at least MIN_WALL_DISTANCE
     ri), delta = ri - h, rj = 0, R* = ri, M* = mi.
     ``wall_material`` (per wall: species, or the rigid material) and
-    ``material`` (species per particle) index ``params``. Contact c =
+    ``material`` (species per particle) index ``params``. ``attached`` (per
+    particle, the wall it moves with or -1): a particle never touches the wall
+    it is attached to (a membrane's end ring on its platen). Contact c =
     particle * n_walls + wall; ``flags`` (n * n_walls bytes); ``wall_force``
     (n_walls, 3) receives the force of the particles on each wall. Walls are
     swept one at a time (each particle still meets its walls in wall order
@@ -281,6 +283,9 @@ def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, m
             for i in range(i0, i1):  # overlap radius - h, vectorised
                 gap[i - i0] = radius[i] - ((position[i, 0] - px) * nx + (position[i, 1] - py) * ny
                                            + (position[i, 2] - pz) * nz)
+            for i in range(i0, i1):
+                if attached[i] == w:
+                    gap[i - i0] = -1.0
             for i in range(i0, i1):
                 c = i * n_walls + w
                 touch = gap[i - i0] > 0.0

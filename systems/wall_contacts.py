@@ -3,7 +3,9 @@
 The history of a particle's contact with wall w is the particle field
 ``wall_<history>[w]`` (LOCAL: it moves with its row through sorting and
 migration). ``walls.force`` receives the total force of the particles on each
-wall, summed over ranks. Walls move by their mode (velocity, servo): if the
+wall, summed over ranks. A particle attached to a wall
+(``components.particles.attach_to_wall``: a membrane's end ring on its
+platen) moves with it and does not touch it. Walls move by their mode (velocity, servo): if the
 world has no ``WallMotion`` system, set-up adds one, so a moving wall never
 stands still for want of a system.
 """
@@ -55,6 +57,8 @@ class WallContacts(System):
             world.particles.add_field(Field(
                 f"wall_{f.name}", f.dtype, (self.n_walls, *f.shape), f.halo, f.default, f.unit,
                 f"{f.doc}, with each wall"))
+        if world.particles.has_field("wall"):
+            self.reads = dict(self.reads, particles=(*self.reads["particles"], "wall"))
         check_time_step(world, self.law, self.check_time_step)
         species = world.tables.get("species")
         self._bound = self.law.bind(species)
@@ -64,6 +68,11 @@ class WallContacts(System):
         self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
         self._on_walls = np.zeros((self.n_walls, 3))  # this rank's force on each wall
         ensure_wall_motion(world)
+
+    @staticmethod
+    def _attached_walls(p, n: int) -> np.ndarray:
+        """Each particle's attached wall (it never touches that wall), or -1 for none."""
+        return p.views(("wall",))[0] if p.has_field("wall") else np.full(n, -1, dtype=np.int32)
 
     def _kernel_arguments(self, world) -> tuple:
         """The kernel's arguments up to the history flags, cached until the particles or walls
@@ -75,7 +84,8 @@ class WallContacts(System):
             names = tuple(f"wall_{f}" for f in bound.function.history)
             n = p.n_owned
             self._arguments = (
-                n, *p.views(PARTICLE_ARRAYS), *walls.views(("point", "normal", "velocity")),
+                n, *p.views(PARTICLE_ARRAYS), self._attached_walls(p, n),
+                *walls.views(("point", "normal", "velocity")),
                 self._wall_material, bound.parameters, bound.constants,
                 history_columns(p, names, n, self.n_walls),
                 s.flags(p, names, self.n_walls).reshape(-1))

@@ -306,3 +306,44 @@ def test_custom_constant_force_system_gives_uniform_acceleration(rng):
     np.testing.assert_allclose(p.velocity[order][[0, 1, 3, 4]],
                                (v0 + force / m * t)[[0, 1, 3, 4]], rtol=1e-12)
     np.testing.assert_array_equal(p.velocity[order][2], v0[2])
+
+
+class CountNeighbourBuilds(System):
+    stage = Stage.NEIGHBORS
+
+    def __init__(self):
+        self.count = 0
+
+    def run(self, world):
+        self.count += 1
+
+
+class AskRebuildEvery(System):
+    stage = Stage.INTEGRATE_FIRST
+
+    def __init__(self, every):
+        self.every = every
+
+    def run(self, world):
+        if world.step % self.every == 0:
+            world.request_rebuild()
+
+
+def test_request_rebuild_rebuilds_at_that_step_only(rng):
+    # particles at rest never move half a skin: only the requests (steps 3, 6, 9) and set-up
+    # rebuild the domain and run the neighbour systems
+    world = World(Box((-1,) * 3, (1,) * 3), dt=1e-3, skin=0.1)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
+    create_particle_table(world)
+    add_particles(world, rng.uniform(-0.5, 0.5, (20, 3)), 0.01)
+    counter = CountNeighbourBuilds()
+    first, second = velocity_verlet()
+    for s in (AskRebuildEvery(3), first, counter, second):
+        world.add_system(s)
+    world.setup()
+    rebuilt = []
+    for _ in range(10):
+        world.step_once()
+        rebuilt.append(world.rebuilt_this_step)
+    assert rebuilt == [s % 3 == 0 for s in range(1, 11)]
+    assert counter.count == 1 + 3

@@ -14,6 +14,7 @@ import pytest
 
 from helpers import add_particles, add_standard_systems, make_world
 
+from ecs_dem.components.particles import attach_to_wall
 from ecs_dem.components.walls import add_wall
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -199,3 +200,26 @@ def test_centre_on_or_behind_a_wall_is_pushed_back_out(law_name, h):
                 else kn * delta)
     np.testing.assert_allclose(world.particles.force[0], expected * normal, rtol=1e-12, atol=0)
     np.testing.assert_array_equal(world.particles.torque[0], 0.0)
+
+
+def test_a_particle_attached_to_a_wall_does_not_touch_it():
+    # two equal spheres overlapping the same moving wall by half a radius: the free one feels
+    # Hertz's force and loads the wall; the one attached to the wall (a membrane's end ring on
+    # its platen) feels nothing from it and moves with it (restitution 1: no damping)
+    world = wall_world(dt=1e-7, restitution=1.0)
+    add_wall(world, (0, 0, 0), (0, 0, 1), mode="velocity", velocity=(0.0, 0.0, 0.1))
+    add_particles(world, [[-0.01, 0, 0.5 * R], [0.01, 0, 0.5 * R]], R)
+    attach_to_wall(world, [1], 0)
+    first, second = velocity_verlet()
+    law = HertzMindlinLaw()
+    for s in (first, WallContacts(law), second):
+        world.add_system(s)
+    world.setup()
+    p = world.particles
+    free, attached = p.rows_of([0, 1])
+    expected = 4.0 / 3.0 * ESTAR_WALL * math.sqrt(R) * (0.5 * R) ** 1.5
+    assert p.force[free, 2] == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_array_equal(p.force[attached], 0.0)
+    assert world.walls.force[0, 2] == pytest.approx(-expected, rel=1e-12)
+    world.run(10)
+    assert p.position[p.rows_of([1])[0], 2] == pytest.approx(0.5 * R + 10 * 1e-7 * 0.1, rel=1e-12)

@@ -1,0 +1,270 @@
+"""Triaxial test with a flexible membrane (Goetz & Poeschel 2023, Sect. 3.1, Tables 2-4, Fig. 5).
+
+A cylindrical sample of grains inside a rubber membrane between two rigid
+platens is confined by the membrane's stress sigma_c and by the servo-driven
+top platen, held until equilibrium, then loaded axially by the top platen at
+``platen_speed`` with the confining stress held, to ``max_strain``.
+
+    python run/triaxial.py                          # small sample (the default), a few minutes
+    python run/triaxial.py --case 1                 # the paper's case 1 (h0 100 mm, R 25 mm)
+    python run/triaxial.py --case 1 --model particle
+    mpiexec.mpich -n 2 .venv/bin/python run/triaxial.py --case 2 --set seed=2
+    python run/triaxial.py --set confining_stress=50e3 --set max_strain=0.2
+
+Cases: ``small`` (h 60 mm, R 15 mm, about 350 grains), ``1`` (100 mm,
+25 mm, about 1,700 grains), ``2`` (140 mm, 35 mm, about 4,700 grains).
+Models: ``patch`` (MSS_patch: grains touch the triangles; edge ``patch_edge``
+= 4 mm) and ``particle`` (MSS_particle: grains touch the vertices as spheres
+of ``vertex_radius`` = 0.67 mm; edge ``particle_edge`` = 1.33 mm).
+
+Materials (Table 2): grains E = 4.6e10 Pa, nu = 0.245, mu = 0.25, radii
+uniform in 2.3-2.7 mm; the paper gives no density or restitution: 2500
+kg/m^3 (glass) and 0.5. Membrane E = 1.25 MPa, nu = 1/3, d = 0.3 mm,
+mu = 1.2, damping ratio 0.15, k_el = 1e-3 N m, k_diss = 1e-4 N s in
+MercuryDPM's bending convention (``bending="mercurydpm"``: PHYSICS-NOTES,
+the paper's values most likely in it), density 1100 kg/m^3 (not given).
+Grain-membrane pairs mix the two species by the Hertz-Mindlin law's rules
+(mu the mean: 0.725). Platens are rigid walls of the grains' material. No
+gravity (``gravity`` > 0 adds it: rho g h is about 2.5 % of sigma_c in
+case 1). The membrane's end rings move with the platens and never touch
+them. For MSS_particle the vertices lie a vertex radius outside the
+grains' side surface (radius R + r_v), so both models hold the same
+sample, and the membrane's stress is sigma_c R / (R + r_v), so that the
+grains feel sigma_c.
+
+Time step: ``dt_fraction`` of the smallest grain's Rayleigh time (0.2:
+5.8e-7 s). MSS_particle needs ``particle_dt_fraction`` = 0.025 (7.3e-8 s):
+the bending damping k_diss = 1e-4 N s on its 1.33 mm triangles is an
+explicit damper whose stable step shrinks with the cube of the edge (mass
+~ s^2, damping coefficient ~ 1/s); measured on the small case, it diverges
+within 150 steps at 1.2e-7 s and runs at 7.3e-8 s (MSS_patch's 4 mm
+triangles are stable at 5.8e-7 s). This, more than the vertex count, is
+what makes MSS_particle expensive at the paper's parameters.
+
+Preparation (run/triaxial_preparation.py): random insertion without
+contacts, Lubachevsky-Stillinger growth in a rigid cylinder, overlaps
+removed; cached per case and seed, shared by both models.
+
+Loading and measurement: run/triaxial_control.py (phases, equilibrium
+criterion, how each stress is measured).
+
+Outputs, in ``output/triaxial/`` (``<run>`` = ``<case>_<model>_seed<seed>``):
+``<run>.csv`` (time series: phase, strain, stresses, volume, kinetic energy),
+``<run>.h5`` + ``.xdmf`` (grains and the membrane surface, for ParaView),
+``<run>.checkpoint.h5`` (continue with ``--set restart=...``), and, over all
+runs of the case found there, ``<case>.png`` (sigma_d and eps_v against
+eps, both models on one figure when both were run) and ``<case>_summary.csv``
+(peak sigma_d, strain at peak, mobilised friction angle, dilatancy).
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ecs_dem import Box, InputError, World
+from ecs_dem.comm import default_comm
+from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_stress
+from ecs_dem.components.mesh_generators import cylinder
+from ecs_dem.components.particles import add_particles, attach_to_wall, create_particle_table
+from ecs_dem.components.species import add_species
+from ecs_dem.components.walls import add_wall
+from ecs_dem.config import load_config
+from ecs_dem.io.checkpoint import checkpoint_step
+from ecs_dem.io.hdf5_output import Hdf5Output
+from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.systems.contact_forces import ContactForces
+from ecs_dem.systems.gravity import Gravity
+from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.membrane_systems import membrane_snapshot_writer, membrane_systems
+from ecs_dem.systems.neighbor_search import NeighborSearch
+from ecs_dem.systems.patch_contacts import PatchContacts
+from ecs_dem.systems.patch_search import PatchSearch
+from ecs_dem.systems.time_step import rayleigh_time
+from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.wall_motion import WallMotion
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from triaxial_control import (BOTTOM, TOP, RadialLoad, TriaxialControl,  # noqa: E402
+                              create_state_table, is_done)
+from triaxial_preparation import PREPARATION_DEFAULTS, packing  # noqa: E402
+from triaxial_report import write_case_report, write_run_csv  # noqa: E402
+
+CASES = {
+    "small": {"radius": 0.015, "height": 0.06, "solid_fraction": 0.55},
+    "1": {"radius": 0.025, "height": 0.1, "solid_fraction": 0.58},
+    "2": {"radius": 0.035, "height": 0.14, "solid_fraction": 0.58},
+}
+MODELS = ("patch", "particle")
+
+DEFAULTS = {
+    "case": "small",
+    "model": "patch",
+    "seed": 1,
+    # sample (Table 2; density and restitution not in the paper)
+    "radius_min": 2.3e-3, "radius_max": 2.7e-3,               # m
+    "grain_modulus": 4.6e10, "grain_poisson": 0.245, "grain_friction": 0.25,
+    "grain_density": 2500.0, "grain_restitution": 0.5,
+    **CASES["small"],
+    **PREPARATION_DEFAULTS,
+    # membrane (Table 2, Sect. 3.1)
+    "membrane_modulus": 1.25e6, "membrane_poisson": 1 / 3, "membrane_thickness": 3e-4,
+    "membrane_friction": 1.2, "membrane_density": 1100.0, "membrane_restitution": 0.5,
+    "membrane_damping": 0.15, "bending_stiffness": 1e-3, "bending_damping": 1e-4,
+    "bending": "mercurydpm",
+    "patch_edge": 4e-3, "particle_edge": 1.33e-3, "vertex_radius": 0.67e-3,   # m
+    # loading (Sect. 3.1)
+    "confining_stress": 100e3,      # Pa
+    "confine_ramp": 0.02,           # s, stress ramps from 0
+    "equilibrium_tolerance": 0.01,  # of sigma_c, platens and felt stress
+    "kinetic_tolerance": 1e-6,      # grains' kinetic energy over sigma_c V
+    "equilibrium_checks": 3,        # consecutive records
+    "confine_max": 0.1,             # s after the ramp
+    "servo_gain": 2e-7,             # m/(s Pa)
+    "servo_max_speed": 0.05,        # m/s
+    "platen_speed": 0.05,           # m/s, v_p
+    "max_strain": 0.15,             # ln(h0/h)
+    "gravity": 0.0,                 # m/s^2
+    "dt_fraction": 0.2,             # of the grains' Rayleigh time
+    "particle_dt_fraction": 0.025,  # the same for MSS_particle (its bending damping, docstring)
+    "skin": 0.25e-3,                # m
+    "sample_every": 200,            # steps between records
+    "snapshot_every": 20000,        # steps between snapshots (0: none)
+    "output_dir": "output/triaxial",
+    **RUN_DEFAULTS,
+    "checkpoint_every": 100000,
+    "progress": False,
+}
+
+
+def run_name(cfg: dict) -> str:
+    return f"{cfg['case']}_{cfg['model']}_seed{cfg['seed']}"
+
+
+def choose_case_and_model(argv) -> tuple[dict, list[str]]:
+    """The defaults for ``--case`` and ``--model`` (also as ``--set case=...``), and the other
+    arguments for load_config."""
+    defaults, rest = dict(DEFAULTS), []
+    args = list(sys.argv[1:] if argv is None else argv)
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if a in ("--case", "--model") and k + 1 < len(args):
+            defaults[a[2:]] = args[k + 1]
+            k += 2
+            continue
+        if a == "--set" and k + 1 < len(args) and args[k + 1].split("=")[0].strip() in ("case", "model"):
+            key, value = args[k + 1].split("=", 1)
+            defaults[key.strip()] = value.strip()
+        rest.append(a)
+        k += 1
+    if defaults["case"] not in CASES:
+        raise InputError(f"--case {defaults['case']!r}: choose one of {sorted(CASES)}")
+    if defaults["model"] not in MODELS:
+        raise InputError(f"--model {defaults['model']!r}: choose patch or particle")
+    defaults.update(CASES[defaults["case"]])
+    return defaults, rest
+
+
+def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
+    """The test world from a prepared packing; returns (world, control)."""
+    R, h = cfg["radius"], cfg["height"]
+    particle_model = cfg["model"] == "particle"
+    offset = cfg["vertex_radius"] if particle_model else 0.0
+    fraction = cfg["particle_dt_fraction"] if particle_model else cfg["dt_fraction"]
+    dt = fraction * float(rayleigh_time(cfg["radius_min"], cfg["grain_density"],
+                                                   cfg["grain_modulus"], cfg["grain_poisson"]))
+    world = World(Box((-2 * R, -2 * R, -0.05 * h), (2 * R, 2 * R, 1.05 * h)), dt=dt,
+                  skin=cfg["skin"], comm=comm, seed=cfg["seed"])
+    grain = add_species(world, youngs_modulus=cfg["grain_modulus"], poisson_ratio=cfg["grain_poisson"],
+                        density=cfg["grain_density"], restitution=cfg["grain_restitution"],
+                        friction=cfg["grain_friction"])
+    rubber = add_species(world, youngs_modulus=cfg["membrane_modulus"],
+                         poisson_ratio=cfg["membrane_poisson"], density=cfg["membrane_density"],
+                         restitution=cfg["membrane_restitution"], friction=cfg["membrane_friction"])
+    create_particle_table(world)
+    edge = cfg["particle_edge"] if particle_model else cfg["patch_edge"]
+    sleeve = add_membrane(
+        world, cylinder(R + offset, h, edge), youngs_modulus=cfg["membrane_modulus"],
+        poisson_ratio=cfg["membrane_poisson"], thickness=cfg["membrane_thickness"],
+        density=cfg["membrane_density"], damping_ratio=cfg["membrane_damping"],
+        bending_stiffness=cfg["bending_stiffness"], bending_damping=cfg["bending_damping"],
+        bending=cfg["bending"], contact=cfg["model"],
+        vertex_radius=cfg["vertex_radius"] if particle_model else None, species=rubber)
+    add_particles(world, pack["position"], pack["radius"], grain)
+    add_wall(world, (0, 0, 0), (0, 0, 1), species=grain)
+    add_wall(world, (0, 0, h), (0, 0, -1), mode="servo", species=grain, area=math.pi * R**2,
+             servo_gain=cfg["servo_gain"], max_speed=cfg["servo_max_speed"])
+    tol = 1e-6 * h
+    attach_to_wall(world, membrane_vertices(world, sleeve, where=lambda x: x[:, 2] < tol), BOTTOM)
+    attach_to_wall(world, membrane_vertices(world, sleeve, where=lambda x: x[:, 2] > h - tol), TOP)
+    set_stress(world, sleeve, cfg["confining_stress"] * R / (R + offset), ramp=(0.0, cfg["confine_ramp"]))
+    create_state_table(world)
+
+    law = HertzMindlinLaw()
+    contact_load = RadialLoad("contacts", cfg["sample_every"])
+    pressure_load = RadialLoad("contacts and confining stress", cfg["sample_every"])
+    control = TriaxialControl(cfg, contact_load, pressure_load, offset, output, log)
+    stretching, bending, pressure = membrane_systems()
+    first, second = velocity_verlet()
+    contacts = [ContactForces(law)]
+    if not particle_model:
+        contacts = [PatchSearch(), *contacts, PatchContacts(law)]
+    forces = [Gravity((0, 0, -cfg["gravity"]))] if cfg["gravity"] > 0 else []
+    for s in (WallMotion(), first, NeighborSearch(), *contacts, WallContacts(law), *forces,
+              contact_load, pressure, pressure_load, stretching, bending, second, control):
+        world.add_system(s)
+    if output is not None and cfg["snapshot_every"] > 0:
+        world.add_system(membrane_snapshot_writer(output, cfg["snapshot_every"]))
+    return world, control
+
+
+def main(argv=None) -> int:
+    comm = default_comm()
+    log = print if comm.rank == 0 else (lambda *a, **k: None)
+    try:
+        defaults, rest = choose_case_and_model(argv)
+        cfg = load_config(defaults, rest, description=__doc__.splitlines()[0])
+        directory = Path(cfg["output_dir"])
+        name = run_name(cfg)
+        if not cfg["checkpoint"]:
+            cfg["checkpoint"] = str(directory / f"{name}.checkpoint.h5")
+        pack = packing(cfg, directory / f"{cfg['case']}_seed{cfg['seed']}_packing.npz", comm, log)
+        log(f"triaxial {name}: {pack['radius'].size} grains, solid fraction {pack['solid_fraction']:.4f} "
+            f"(radii scaled by {pack['shrink']:.5f} to remove the preparation's overlaps)")
+        if pack["shrink"] < 0.99:
+            log("  warning: the preparation overlapped by more than 1 %: solid_fraction is above "
+                "jamming for this cylinder; lower it for grains closer to their radii")
+        resume = checkpoint_step(cfg["restart"]) if cfg["restart"] else None
+        h5 = directory / f"{name}.h5"
+        t0 = time.perf_counter()
+        with Hdf5Output(h5, cfg, comm, resume_step=resume) as output:
+            world, control = build_world(cfg, pack, output, comm, log)
+            shear_time = cfg["height"] * (1 - math.exp(-cfg["max_strain"])) / cfg["platen_speed"]
+            limit = int(math.ceil(1.5 * (cfg["confine_ramp"] + cfg["confine_max"] + shear_time)
+                                  / world.dt))
+            log(f"  dt = {world.dt:.3g} s, membrane {cfg['model']}, sigma_c = {cfg['confining_stress'] / 1e3:g} kPa")
+            status = run_world(world, cfg, limit, until=is_done, check_every=cfg["sample_every"])
+            elapsed = time.perf_counter() - t0
+            if world.stop_requested:
+                return status
+            if not is_done(world):
+                log(f"  the run reached its step limit ({limit}) before max_strain")
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if comm.rank == 0:
+        csv_path = write_run_csv(h5, directory / f"{name}.csv")
+        log(f"done in {elapsed:.1f} s ({world.step - world.first_step} steps): {csv_path}, "
+            f"{h5.with_suffix('.xdmf')} (ParaView)")
+        for line in write_case_report(directory, cfg["case"], cfg["confining_stress"]):
+            log(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

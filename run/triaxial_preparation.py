@@ -1,0 +1,255 @@
+"""The triaxial sample: a random packing of grains in a cylinder without overlaps.
+
+Procedure (Goetz & Poeschel 2023, Sect. 3.1: random insertion without
+contacts, then the Lubachevsky-Stillinger algorithm), reproducible from the
+seed:
+
+1. Radii uniform in [radius_min, radius_max]; the grain count fills the
+   cylinder (radius R, height h) to ``solid_fraction`` (``grains`` > 0 sets
+   it instead).
+2. Insertion: at ``prep_start_scale`` of their radii, grains are placed at
+   random, uniformly in the cylinder, rejecting any that would touch an
+   earlier one, and given random velocities of ``prep_speed``.
+3. Growth (Lubachevsky-Stillinger): the radii grow linearly to their full
+   size over ``prep_grow_time``, in steps of at most an eighth of the skin
+   with a neighbour rebuild at each, while the grains collide (Hertz,
+   frictionless, soft: ``prep_modulus``, ``prep_restitution``) inside rigid
+   walls: a fixed MSS_patch cylinder of radius R (the triaxial membrane's
+   mesh) between two fixed platens. No gravity.
+4. Relaxation for ``prep_relax_time`` at full size, the velocities damped
+   by the low restitution.
+5. The overlaps left (grain-grain, grain-platen, grain-cylinder, measured
+   exactly on the gathered packing) are removed by scaling every radius by
+   one factor: the packing starts the test without overlaps, and the solid
+   fraction reached is printed.
+
+The result depends on the seed and on the parameters, and (through the
+chaos of the collisions) on the number of ranks; it is cached in
+``<output stem>_packing.npz`` with the parameters that made it, so that a
+restart, the other membrane model and later runs start from the same
+packing.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from ecs_dem import Box, World
+from ecs_dem.components.membranes import add_membrane
+from ecs_dem.components.mesh_generators import cylinder
+from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
+from ecs_dem.components.species import add_species
+from ecs_dem.components.walls import add_wall
+from ecs_dem.system import Stage, System
+from ecs_dem.systems.contact_forces import ContactForces
+from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.neighbor_search import NeighborSearch
+from ecs_dem.systems.patch_contacts import PatchContacts
+from ecs_dem.systems.patch_geometry import closest_point
+from ecs_dem.systems.patch_search import PatchSearch
+from ecs_dem.systems.time_step import rayleigh_time
+from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.table import Field, Halo
+
+PREPARATION_DEFAULTS = {
+    "solid_fraction": 0.58,        # of the cylinder, sets the grain count (Table 3: about 0.58)
+    "grains": 0,                   # > 0: this many grains instead
+    "prep_start_scale": 0.5,       # radii at insertion, relative to their full size
+    "prep_speed": 0.2,             # m/s, random initial speed
+    "prep_modulus": 5e7,           # Pa, soft grains for a long time step
+    "prep_restitution": 0.3,
+    "prep_grow_time": 0.03,        # s
+    "prep_relax_time": 0.02,       # s
+}
+
+#: the keys a cached packing must match
+PACKING_KEYS = ("seed", "radius", "height", "radius_min", "radius_max", "grain_density",
+                "patch_edge", *PREPARATION_DEFAULTS)
+
+FULL_RADIUS = Field("full_radius", np.float64, (), Halo.LOCAL, 0.0, "m", "radius at full size")
+
+
+class GrowRadii(System):
+    """Lubachevsky-Stillinger growth: grain radii from `start` times their full size to full
+    size, linearly in time until `duration`, in jumps of at most `max_jump` (m) with a
+    neighbour rebuild at each (the neighbour lists stay exact); mass and inertia follow."""
+
+    stage = Stage.INTEGRATE_FIRST
+    reads = {"particles": ("full_radius", "kind")}
+    writes = {"particles": ("radius", "mass", "inertia")}
+
+    def __init__(self, start: float, duration: float, max_jump: float, density: float):
+        self.start, self.duration, self.density = float(start), float(duration), float(density)
+        self.max_jump = float(max_jump)
+        self.scale = self.start
+        self.jump = 0.0
+
+    def setup(self, world) -> None:
+        p = world.particles
+        r_max = world.comm.max(float(p.full_radius[:p.n_owned].max(initial=0.0)))
+        self.jump = self.max_jump / max(r_max, 1e-300)
+
+    def run(self, world) -> None:
+        target = min(self.start + (1 - self.start) * world.time / self.duration, 1.0)
+        if target == self.scale or (target - self.scale < self.jump and target < 1.0):
+            return
+        p = world.particles
+        grains = p.kind[:p.n_owned] == 0
+        self.scale = target
+        r = p.full_radius[:p.n_owned][grains] * target
+        p.radius[:p.n_owned][grains] = r
+        p.mass[:p.n_owned][grains] = self.density * 4.0 / 3.0 * math.pi * r**3
+        p.inertia[:p.n_owned][grains] = 0.4 * p.mass[:p.n_owned][grains] * r**2
+        world.request_rebuild()
+
+
+def grain_count(cfg: dict) -> int:
+    if int(cfg["grains"]) > 0:
+        return int(cfg["grains"])
+    a, b = cfg["radius_min"], cfg["radius_max"]
+    mean_cube = (b**4 - a**4) / (4 * (b - a)) if b > a else a**3
+    volume = math.pi * cfg["radius"] ** 2 * cfg["height"]
+    return max(int(round(cfg["solid_fraction"] * volume / (4 / 3 * math.pi * mean_cube))), 1)
+
+
+def insert(cfg: dict, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Random positions without contacts at the start scale, radii at full size."""
+    n = grain_count(cfg)
+    R, h, s0 = cfg["radius"], cfg["height"], cfg["prep_start_scale"]
+    radius = rng.uniform(cfg["radius_min"], cfg["radius_max"], n)
+    position = np.empty((n, 3))
+    for k in range(n):
+        r = s0 * radius[k]
+        for _ in range(100000):
+            rho = (R - r) * math.sqrt(rng.uniform())
+            phi = rng.uniform(0, 2 * math.pi)
+            x = np.array([rho * math.cos(phi), rho * math.sin(phi), rng.uniform(r, h - r)])
+            if k == 0 or np.all(np.sum((position[:k] - x) ** 2, axis=1)
+                                > (s0 * (radius[:k] + radius[k])) ** 2):
+                position[k] = x
+                break
+        else:
+            raise RuntimeError(f"triaxial preparation: no room for grain {k} of {n} at "
+                               f"prep_start_scale = {s0}; lower it or the solid fraction")
+    return position, radius
+
+
+def preparation_world(cfg: dict, comm=None) -> World:
+    rng = np.random.default_rng(cfg["seed"])
+    position, radius = insert(cfg, rng)
+    R, h = cfg["radius"], cfg["height"]
+    nu = cfg["grain_poisson"]
+    s0 = cfg["prep_start_scale"]
+    dt = cfg["dt_fraction"] * float(rayleigh_time(s0 * cfg["radius_min"], cfg["grain_density"],
+                                                   cfg["prep_modulus"], nu))
+    skin = 0.2 * cfg["radius_min"]
+    world = World(Box((-1.2 * R, -1.2 * R, -0.1 * h), (1.2 * R, 1.2 * R, 1.1 * h)), dt=dt,
+                  skin=skin, comm=comm, seed=cfg["seed"])
+    soft = add_species(world, youngs_modulus=cfg["prep_modulus"], poisson_ratio=nu,
+                       density=cfg["grain_density"], restitution=cfg["prep_restitution"])
+    create_particle_table(world)
+    container = add_membrane(world, cylinder(R, h, cfg["patch_edge"]), youngs_modulus=1e6,
+                             thickness=1e-4, density=1000.0, species=soft)
+    first_vertex = int(world.membranes.first_vertex[container])
+    fix_particles(world, np.arange(first_vertex, first_vertex + int(world.membranes.vertex_count[0])))
+    speed = cfg["prep_speed"] * rng.normal(size=(radius.size, 3)) / math.sqrt(3)
+    rows = add_particles(world, position, s0 * radius, soft, velocity=speed)
+    world.particles.add_field(FULL_RADIUS)
+    world.particles.full_radius[rows] = radius
+    add_wall(world, (0, 0, 0), (0, 0, 1), species=soft)
+    add_wall(world, (0, 0, h), (0, 0, -1), species=soft)
+    law = HertzMindlinLaw()
+    first, second = velocity_verlet()
+    for s in (first, GrowRadii(s0, cfg["prep_grow_time"], skin / 8, cfg["grain_density"]),
+              NeighborSearch(), PatchSearch(), ContactForces(law), PatchContacts(law),
+              WallContacts(law), second):
+        world.add_system(s)
+    return world
+
+
+@numba.njit(cache=True)
+def _cylinder_overlaps(position, radius, vertices, triangles, reach):
+    """Largest overlap / radius of each grain with the triangles (grains within `reach` of
+    the surface only)."""
+    out = np.zeros(position.shape[0])
+    for i in range(position.shape[0]):
+        px, py, pz = position[i, 0], position[i, 1], position[i, 2]
+        if math.hypot(px, py) < reach:
+            continue
+        for t in range(triangles.shape[0]):
+            a, b, c = triangles[t, 0], triangles[t, 1], triangles[t, 2]
+            qx, qy, qz, _, _, _ = closest_point(px, py, pz, vertices[a, 0], vertices[a, 1],
+                                                vertices[a, 2], vertices[b, 0], vertices[b, 1],
+                                                vertices[b, 2], vertices[c, 0], vertices[c, 1],
+                                                vertices[c, 2])
+            d = math.sqrt((px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2)
+            out[i] = max(out[i], (radius[i] - d) / radius[i])
+    return out
+
+
+def largest_overlap(position, radius, height, mesh) -> float:
+    """Largest overlap of the packing relative to the contact's radius sum (pairs) or the
+    grain's radius (platens, cylinder); <= 0 means no overlap."""
+    worst = -1.0
+    for k in range(0, radius.size, 512):
+        d = np.linalg.norm(position[k:k + 512, None, :] - position[None, :, :], axis=2)
+        s = radius[k:k + 512, None] + radius[None, :]
+        ratio = (s - d) / s
+        for m in range(ratio.shape[0]):
+            ratio[m, k + m] = -1.0
+        worst = max(worst, float(ratio.max()))
+    worst = max(worst, float(np.max((radius - position[:, 2]) / radius)),
+                float(np.max((position[:, 2] + radius - height) / radius)))
+    reach = 0.5 * float(np.hypot(mesh.vertices[:, 0], mesh.vertices[:, 1]).min())
+    cyl = _cylinder_overlaps(position, radius, mesh.vertices, mesh.triangles.astype(np.int64), reach)
+    return max(worst, float(cyl.max(initial=-1.0)))
+
+
+def gather_grains(world) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and radii of every grain on every rank, in gid order."""
+    p = world.particles
+    n = p.n_owned
+    grains = p.kind[:n] == 0
+    parts = world.comm.allgather_object((p.gid[:n][grains], p.position[:n][grains],
+                                         p.radius[:n][grains]))
+    gid = np.concatenate([q[0] for q in parts])
+    order = np.argsort(gid)
+    return (np.concatenate([q[1] for q in parts])[order], np.concatenate([q[2] for q in parts])[order])
+
+
+def prepare(cfg: dict, comm=None, log=print) -> dict:
+    """Run steps 1-5 of the module docstring; returns position, radius, solid_fraction,
+    shrink (the radius factor of step 5) and the largest overlap before it."""
+    world = preparation_world(cfg, comm)
+    steps = int(math.ceil((cfg["prep_grow_time"] + cfg["prep_relax_time"]) / world.dt))
+    log(f"preparation: {grain_count(cfg)} grains, growth from {cfg['prep_start_scale']:g} of "
+        f"their size, {steps} steps of {world.dt:.3g} s")
+    world.run(steps)
+    position, radius = gather_grains(world)
+    worst = largest_overlap(position, radius, cfg["height"],
+                            cylinder(cfg["radius"], cfg["height"], cfg["patch_edge"]))
+    shrink = 1.0 - max(worst, 0.0) - 1e-9
+    radius = radius * shrink
+    fraction = float(np.sum(4 / 3 * math.pi * radius**3) / (math.pi * cfg["radius"] ** 2 * cfg["height"]))
+    return {"position": position, "radius": radius, "solid_fraction": fraction,
+            "shrink": shrink, "overlap": worst}
+
+
+def packing(cfg: dict, path: Path, comm, log=print) -> dict:
+    """The cached packing at `path` if it was made with these parameters, else a new one
+    (written to `path` by rank 0)."""
+    key = np.array([float(cfg[k]) for k in PACKING_KEYS])
+    if path.is_file():
+        with np.load(path) as f:
+            if f["key"].shape == key.shape and np.array_equal(f["key"], key):
+                return {k: f[k] if f[k].ndim else float(f[k]) for k in f.files if k != "key"}
+    result = prepare(cfg, comm, log)
+    if comm.rank == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, key=key, **result)
+    comm.barrier()
+    return result

@@ -1,0 +1,36 @@
+"""The shared run loop (ecs_dem/runner.py): a run that ends on a condition."""
+from ecs_dem import Box, World
+from ecs_dem.components.particles import add_particles, create_particle_table
+from ecs_dem.components.species import add_species
+from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.systems.velocity_verlet import velocity_verlet
+
+
+def small_world():
+    world = World(Box((-1,) * 3, (1,) * 3), dt=1e-3, skin=0.1)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
+    create_particle_table(world)
+    add_particles(world, [[0.0, 0.0, 0.0]], 0.01, velocity=[[1.0, 0.0, 0.0]])
+    for s in velocity_verlet():
+        world.add_system(s)
+    return world
+
+
+def test_run_ends_at_the_first_check_where_the_condition_holds():
+    cfg = dict(RUN_DEFAULTS, progress=False)
+    world = small_world()
+    asked = []
+
+    def until(w):
+        asked.append(w.step)
+        return w.particles.position[0, 0] > 0.0245  # x = t (m/s * s): true from step 25
+
+    assert run_world(world, cfg, 1000, until=until, check_every=10) == 0
+    assert asked == [0, 10, 20, 30]
+    assert world.step == 30
+
+
+def test_run_without_the_condition_met_stops_at_the_step_limit():
+    world = small_world()
+    run_world(world, dict(RUN_DEFAULTS, progress=False), 45, until=lambda w: False, check_every=10)
+    assert world.step == 45
