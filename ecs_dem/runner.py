@@ -44,6 +44,8 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
     `until` (optional): a function of the world, asked every `check_every` steps, that ends
     the run early when it returns True (an experiment that ends on a condition, e.g. a
     strain reached); it must give the same answer on every rank (read replicated state).
+    It is asked at steps that are multiples of `check_every`, so a restarted run ends at
+    the same step as an uninterrupted one.
     """
     checkpointer = install_run_systems(world, cfg)
     if cfg["restart"]:
@@ -57,7 +59,9 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
         world.run(max(int(total_steps) - world.step, 0))
     else:
         while world.step < total_steps and not world.stop_requested and not until(world):
-            world.run(min(int(check_every), int(total_steps) - world.step))
+            # on multiples of check_every: a restarted run asks `until` at the same steps
+            chunk = int(check_every) - world.step % int(check_every)
+            world.run(min(chunk, int(total_steps) - world.step))
     if world.stop_requested:
         if world.comm.rank == 0:
             name = signal.Signals(world.stop_requested).name

@@ -34,3 +34,23 @@ def test_run_without_the_condition_met_stops_at_the_step_limit():
     world = small_world()
     run_world(world, dict(RUN_DEFAULTS, progress=False), 45, until=lambda w: False, check_every=10)
     assert world.step == 45
+
+
+def test_a_restarted_run_asks_at_the_same_steps_and_ends_at_the_same_step(tmp_path):
+    from ecs_dem.io.checkpoint import write_checkpoint
+
+    cfg = dict(RUN_DEFAULTS, progress=False)
+    world = small_world()
+    world.setup()
+    world.run(13)
+    write_checkpoint(world, str(tmp_path / "ck.h5"), cfg)
+    world = small_world()
+    asked = []
+
+    def until(w):
+        asked.append(w.step)
+        return w.particles.position[0, 0] > 0.0245
+
+    run_world(world, dict(cfg, restart=str(tmp_path / "ck.h5")), 1000, until=until, check_every=10)
+    assert asked == [13, 20, 30]
+    assert world.step == 30
