@@ -37,9 +37,11 @@ Time step: ``dt_fraction`` of the smallest grain's Rayleigh time (0.2:
 the bending damping k_diss = 1e-4 N s on its 1.33 mm triangles is an
 explicit damper whose stable step shrinks with the cube of the edge (mass
 ~ s^2, damping coefficient ~ 1/s); measured on the small case, it diverges
-within 150 steps at 1.2e-7 s and runs at 7.3e-8 s (MSS_patch's 4 mm
-triangles are stable at 5.8e-7 s). This, more than the vertex count, is
-what makes MSS_particle expensive at the paper's parameters.
+within 150 steps at 1.2e-7 s and runs at 7.3e-8 s; MembraneBending finds
+the limit, 9.4e-8 s, at the first step and refuses a larger dt with an
+error that names it (MSS_patch's 4 mm triangles allow 5.8e-7 s). This,
+more than the vertex count, is what makes MSS_particle expensive at the
+paper's parameters.
 
 Preparation (run/triaxial_preparation.py): random insertion without
 contacts, Lubachevsky-Stillinger growth in a rigid cylinder, overlaps

@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from ecs_dem.errors import StateError
+from ecs_dem.errors import StateError, UnstableTimeStepError
 from ecs_dem.jit import inline, kernel
 from ecs_dem.system import Stage, System
 
@@ -180,6 +180,35 @@ def bending_energies(rows, rest_angle, membrane, k_el, factor, position, n_membr
     return out
 
 
+def damping_rate(rows, membrane, k_diss, factor, position, mass, iterations: int = 200,
+                 seed: int = 0) -> float:
+    """The largest eigenvalue lambda_max (1/s) of M^-1 C, C the damping matrix of Eq. (12):
+    dt < 2 / lambda_max keeps velocity Verlet stable (module docstring).
+
+    Power iteration in the mass-weighted inner product, where M^-1 C is self-adjoint;
+    the Rayleigh quotient approaches lambda_max from below. Rows are all the rows
+    `position` and `mass` cover (owned and ghost); hinges with no area add nothing.
+    """
+    n = position.shape[0]
+    if rows.shape[0] == 0 or not np.any(k_diss > 0.0):
+        return 0.0
+    no_stiffness = np.zeros_like(k_diss)
+    v = np.random.default_rng(seed).standard_normal((n, 3))
+    rate = 0.0
+    for _ in range(iterations):
+        force = np.zeros((n, 3))
+        bending_forces(rows, np.zeros(rows.shape[0]), membrane, no_stiffness, k_diss, factor,
+                       position, v, force, np.inf)
+        w = -force / mass[:, None]
+        norm = math.sqrt(float(np.sum(mass[:, None] * v * v)))
+        rate = float(np.sum(mass[:, None] * v * w)) / norm**2
+        wnorm = math.sqrt(float(np.sum(mass[:, None] * w * w)))
+        if wnorm == 0.0:
+            return 0.0
+        v = w / wnorm
+    return rate
+
+
 def membrane_constants(membranes):
     """(k_el, k_diss, convention factor) per membrane, as kernel arrays."""
     return (np.ascontiguousarray(membranes.bending_stiffness),
@@ -198,12 +227,16 @@ class MembraneBending(System):
     stage = Stage.FORCES
     reads = {"membrane_hinges": ("rows", "rest_angle", "membrane"),
              "membranes": ("bending_stiffness", "bending_damping", "bending_convention")}
-    reads_ghosts = {"particles": ("position", "velocity")}
+    reads_ghosts = {"particles": ("position", "velocity", "mass")}
     accumulates = {"particles": ("force",)}
 
-    def __init__(self, max_fold: float = np.radians(170.0), max_stretch: float = 1.5):
+    def __init__(self, max_fold: float = np.radians(170.0), max_stretch: float = 1.5,
+                 check_time_step: bool = True):
         self.max_fold = float(max_fold)
         self.max_stretch = float(max_stretch)
+        self.check_time_step = bool(check_time_step)
+        self._checked_dt = None
+        self.time_step_limit = math.inf  # s, from the damping (module docstring)
 
     def interaction_range(self, world) -> float:
         """The largest distance from a hinge's anchor x1 to its other vertices, stretched."""
@@ -214,9 +247,29 @@ class MembraneBending(System):
         x = p.position[p.rows_of(h.vertices.ravel())].reshape(-1, 4, 3)
         return self.max_stretch * float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
 
+    def check_damping_time_step(self, world) -> None:
+        """Refuse a time step above 2 / lambda_max of the hinge damping (module docstring)."""
+        h, p = world.membrane_hinges, world.particles
+        _, k_diss, factor = membrane_constants(world.membranes)
+        mass = p.with_ghosts("mass")
+        rate = world.comm.max(damping_rate(h.rows, h.membrane, k_diss, factor,
+                                           p.with_ghosts("position"), mass))
+        lightest = world.comm.min(float(mass[h.rows].min()) if h.n_owned else math.inf)
+        self.time_step_limit = 2.0 / rate if rate > 0.0 else math.inf
+        self._checked_dt = world.dt
+        if self.check_time_step and world.dt > self.time_step_limit:
+            raise UnstableTimeStepError(
+                f"time step dt = {world.dt:.4g} s exceeds the stable limit "
+                f"{self.time_step_limit:.4g} s of the membranes' bending damping (bending_damping "
+                f"up to {float(np.max(k_diss)):.3g} N s on vertices of {lightest:.3g} kg and "
+                "up): lower dt below the limit, lower bending_damping, or use larger "
+                "(heavier) membrane elements; or pass check_time_step=False to MembraneBending")
+
     def run(self, world) -> None:
         h = world.membrane_hinges
         p = world.particles
+        if self._checked_dt != world.dt:
+            self.check_damping_time_step(world)
         k_el, k_diss, factor = membrane_constants(world.membranes)
         bad, kind = bending_forces(h.rows, h.rest_angle, h.membrane, k_el, k_diss, factor,
                                    p.with_ghosts("position"), p.with_ghosts("velocity"),

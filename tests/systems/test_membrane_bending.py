@@ -123,3 +123,67 @@ def test_degenerate_and_folded_hinges_are_reported_without_forces():
     f, bad, kind = forces(folded_hinge(fold=2.9), max_fold=np.radians(150))
     assert (bad, kind) == (0, FOLDED) and not np.any(f)
     assert np.all(np.isfinite(f))
+
+
+# --- time step: the damper's stability limit dt < 2 / lambda_max (module docstring) ---------
+
+RHO_SHEET, D_SHEET, K_DISS = 1000.0, 1e-3, 2e-4  # kg/m^3, m, N s
+
+
+def two_triangle_world(dt, check=True):
+    """One hinge (two triangles, open sheet) with bending damping only, vertices free."""
+    from ecs_dem import Box, World
+    from ecs_dem.components.membranes import add_membrane
+    from ecs_dem.components.mesh import Mesh
+    from ecs_dem.components.particles import create_particle_table
+    from ecs_dem.systems.membrane_bending import MembraneBending
+    from ecs_dem.systems.velocity_verlet import velocity_verlet
+
+    x = folded_hinge(L=0.01, h=0.008, fold=0.4)
+    world = World(Box((-0.05,) * 3, (0.05,) * 3), dt=dt)
+    create_particle_table(world)
+    add_membrane(world, Mesh(x, np.array([[0, 3, 2], [1, 2, 3]])), youngs_modulus=1e6,
+                 thickness=D_SHEET, density=RHO_SHEET, bending_damping=K_DISS)
+    first, second = velocity_verlet()
+    bending = MembraneBending(check_time_step=check)
+    for s in (first, bending, second):
+        world.add_system(s)
+    return world, bending
+
+
+def analytic_limit():
+    """The hinge's damping matrix is rank one, C = k |e| u u^T (u stacks u_1..u_4), so
+    M^-1 C has the one non-zero eigenvalue k |e| sum_j |u_j|^2 / m_j; vertex masses are a
+    third of each incident triangle's mass (x3, x4 carry both triangles)."""
+    x = folded_hinge(L=0.01, h=0.008, fold=0.4)
+    _, elen, n1, n2, u = geometry(x)
+    m = RHO_SHEET * D_SHEET / 3 * np.array([n1 / 2, n2 / 2, (n1 + n2) / 2, (n1 + n2) / 2])
+    return 2.0 / (K_DISS * elen * np.sum(np.sum(u * u, axis=1) / m))
+
+
+def test_damping_time_step_limit_is_the_analytic_eigenvalue():
+    world, bending = two_triangle_world(dt=1e-9)
+    world.setup()
+    assert bending.time_step_limit == pytest.approx(analytic_limit(), rel=1e-9)
+
+
+def test_a_time_step_above_the_damping_limit_is_refused_with_the_limit_named():
+    from ecs_dem.errors import UnstableTimeStepError
+
+    limit = analytic_limit()
+    world, _ = two_triangle_world(dt=1.05 * limit)
+    with pytest.raises(UnstableTimeStepError, match=f"{limit:.4g} s of the membranes' bending"):
+        world.setup()
+
+
+@pytest.mark.parametrize("fraction, grows", [(0.95, False), (1.05, True)])
+def test_the_damped_mode_grows_only_above_the_limit(fraction, grows):
+    """Velocity Verlet multiplies the damped mode by (1 - dt lambda) per step: it decays for
+    dt < 2 / lambda and grows beyond (velocities tiny, so the geometry stays put)."""
+    world, _ = two_triangle_world(dt=fraction * analytic_limit(), check=False)
+    world.particles.velocity[:] = 1e-9 * np.random.default_rng(1).standard_normal((4, 3))
+    world.setup()
+    v0 = np.linalg.norm(world.particles.velocity)
+    world.run(200)
+    ratio = np.linalg.norm(world.particles.velocity) / v0
+    assert (ratio > 10.0) if grows else (ratio < 1.0)
