@@ -89,9 +89,43 @@ def write_case_report(directory: Path, case: str, sigma_c: float) -> list[str]:
             lines.append(f"  {name:28s} {s['peak_sigma_d'] / 1e3:8.1f} at {100 * s['strain_at_peak']:5.2f}"
                          f"  {s['friction_angle']:5.1f}  {s['dilatancy_angle']:5.1f}"
                          f"  {100 * s['final_eps_v']:6.2f}")
+    lines += compare_models(runs)
     png = plot_case(directory / f"{case}.png", runs, case)
     lines.append(f"  {directory / f'{case}_summary.csv'}, {png}")
     return lines
+
+
+def compare_models(runs: dict[str, dict], points: int = 400) -> list[str]:
+    """Do MSS_patch and MSS_particle agree within their run-to-run scatter?
+
+    On a common strain grid (0 to the smallest final strain), sigma_d of each
+    run interpolated: the scatter of a model is the rms over strain of the
+    difference between two of its seeds; the model difference is the rms of
+    the difference of the two models' mean curves. Were the models the same,
+    the model difference of two-seed means would be about the scatter / sqrt(2).
+    Empty unless each model has at least two runs.
+    """
+    curves = {}
+    for name, run in runs.items():
+        model = next((m for m in ("patch", "particle") if f"_{m}_" in name), None)
+        shear = run["phase"] >= 1
+        if model is not None and np.count_nonzero(shear) >= 3:
+            curves.setdefault(model, []).append((run["strain"][shear], run["sigma_d"][shear]))
+    if len(curves) < 2 or min(len(c) for c in curves.values()) < 2:
+        return []
+    top = min(float(e[-1]) for c in curves.values() for e, _ in c)
+    grid = np.linspace(0.0, top, points)
+
+    def rms(x):
+        return float(np.sqrt(np.mean(np.square(x))))
+
+    on_grid = {m: np.array([np.interp(grid, e, sd) for e, sd in c]) for m, c in curves.items()}
+    scatter = {m: rms(g[0] - g[1]) for m, g in on_grid.items()}
+    between = rms(on_grid["patch"].mean(axis=0) - on_grid["particle"].mean(axis=0))
+    verdict = "within" if between <= max(scatter.values()) else "OUTSIDE"
+    return [f"  sigma_d to {100 * top:.1f} % strain, rms over strain: seed scatter "
+            + ", ".join(f"{m} {v / 1e3:.1f} kPa ({len(on_grid[m])} runs)" for m, v in scatter.items())
+            + f"; patch mean - particle mean {between / 1e3:.1f} kPa: {verdict} the scatter"]
 
 
 def plot_case(path: Path, runs: dict[str, dict], case: str) -> Path:

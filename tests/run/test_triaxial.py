@@ -7,11 +7,13 @@ Checked: the prepared packing has no overlap (pair distances, platens and
 the cylinder, computed here) and its solid fraction is the grains' volume
 over the cylinder's; confinement ends in equilibrium with the servo platen's stress within
 2 % of sigma_c and the other within 5 %; no grain leaves the membrane; axial loading
-raises sigma_d; the strain column is ln(h0/h); the files exist; bad input
-is refused with a message.
+raises sigma_d; the strain column is ln(h0/h); the files exist; a run
+stopped by SIGTERM during loading and restarted records the uninterrupted
+run's time series bit for bit; bad input is refused with a message.
 """
 import csv
-import math
+import os
+import signal
 import subprocess
 
 import numpy as np
@@ -48,9 +50,30 @@ def read(path):
     return {n: data[:, k] for k, n in enumerate(names)}
 
 
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """model -> (output directory, completed process) of an uninterrupted run, run once."""
+    done = {}
+
+    def get(model):
+        if model not in done:
+            out = tmp_path_factory.mktemp(model)
+            done[model] = out, run("--model", model, *settings(
+                out, COARSE_PARTICLES if model == "particle" else ()))
+        return done[model]
+    return get
+
+
+def timeseries(path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return {k: np.asarray(v) for k, v in f["timeseries"].items()}
+
+
 @pytest.mark.parametrize("model", ["patch", "particle"])
-def test_triaxial_confines_then_loads(tmp_path, model):
-    res = run("--model", model, *settings(tmp_path, COARSE_PARTICLES if model == "particle" else ()))
+def test_triaxial_confines_then_loads(finished, model):
+    tmp_path, res = finished(model)
     assert res.returncode == 0, res.stderr + res.stdout
     assert "(equilibrium)" in res.stdout
     pack = np.load(tmp_path / "small_seed1_packing.npz")
@@ -78,6 +101,32 @@ def test_triaxial_confines_then_loads(tmp_path, model):
     for name in (f"small_{model}_seed1.h5", f"small_{model}_seed1.xdmf", "small.png",
                  "small_summary.csv", f"small_{model}_seed1.checkpoint.h5"):
         assert (tmp_path / name).stat().st_size > 100, name
+
+
+def test_sigterm_during_loading_and_restart_give_the_uninterrupted_series(finished, tmp_path):
+    reference, res = finished("patch")
+    assert res.returncode == 0, res.stderr
+    (tmp_path / "small_seed1_packing.npz").write_bytes(
+        (reference / "small_seed1_packing.npz").read_bytes())
+    cmd = [PYTHON, str(REPO / "run" / "triaxial.py"), *settings(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    for line in proc.stdout:  # the first record of the loading phase
+        if line.strip().startswith("strain"):
+            proc.send_signal(signal.SIGTERM)
+            break
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0 and "stopped by SIGTERM" in out, out + err
+    checkpoint = tmp_path / "small_patch_seed1.checkpoint.h5"
+    res = run(*settings(tmp_path, [f"restart={checkpoint}"]))
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "restarted from" in res.stdout
+    a = timeseries(reference / "small_patch_seed1.h5")
+    b = timeseries(tmp_path / "small_patch_seed1.h5")
+    assert sorted(a) == sorted(b) and a["step"].size == b["step"].size
+    assert np.any(a["phase"] >= 1) and a["step"][-1] > 0
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
 def test_triaxial_refuses_an_unknown_case_or_model(tmp_path):
