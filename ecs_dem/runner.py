@@ -37,6 +37,14 @@ def install_run_systems(world, cfg: dict) -> Checkpointer | None:
     return checkpointer
 
 
+def run_until(world, total_steps: int, until, check_every: int) -> None:
+    """Run in chunks that end on multiples of `check_every` (so a restarted run asks `until`
+    at the same steps) until `until(world)`, a stop, or `total_steps`."""
+    while world.step < total_steps and not world.stop_requested and not until(world):
+        chunk = int(check_every) - world.step % int(check_every)
+        world.run(min(chunk, int(total_steps) - world.step))
+
+
 def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int = 1000) -> int:
     """Set up (or restart), run to `total_steps`; returns the process exit status (0 on soft kill).
 
@@ -58,10 +66,8 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
     if until is None:
         world.run(max(int(total_steps) - world.step, 0))
     else:
-        while world.step < total_steps and not world.stop_requested and not until(world):
-            # on multiples of check_every: a restarted run asks `until` at the same steps
-            chunk = int(check_every) - world.step % int(check_every)
-            world.run(min(chunk, int(total_steps) - world.step))
+        with world.soft_kill():  # no gap between chunks where a signal kills the process
+            run_until(world, total_steps, until, check_every)
     if world.stop_requested:
         if world.comm.rank == 0:
             name = signal.Signals(world.stop_requested).name

@@ -37,6 +37,7 @@ derives them, ``_run_systems`` memoises and replays them, and
 """
 from __future__ import annotations
 
+import contextlib
 import time as _time
 from collections import defaultdict
 from typing import NamedTuple
@@ -532,22 +533,41 @@ class World:
         Soft kill: a first SIGINT or SIGTERM (on any rank) lets the current
         step finish; every rank then calls its systems' ``on_stop`` (the
         checkpoint writer saves the state) and ``run`` returns with
-        ``stop_requested`` set to the signal number. A second signal ends the
+        ``stop_requested`` set to the signal number. A signal that arrives
+        during the last step counts too (one more vote at the end), so a
+        driver that runs in chunks never loses it. A second signal ends the
         process at once.
         """
         self.setup()
         self.stop_requested = None
         self.run_end_step = self.step + int(steps)
+        with self.soft_kill() as kill:
+            for _ in range(int(steps)):
+                self.step_once()
+                if self._stop_signal:  # agreed by all ranks during the step
+                    break
+            else:  # a signal during the last step, after its vote, must not be lost
+                late = kill.signal or 0
+                self._stop_signal = (int(self.comm.max(np.array([late], dtype=np.float64))[0])
+                                     if self.comm.size > 1 else late)
+            if self._stop_signal:
+                self.stop_requested = self._stop_signal
+                for s in self.systems:
+                    s.on_stop(self)
+
+    @contextlib.contextmanager
+    def soft_kill(self):
+        """The soft-kill handlers (``ecs_dem.soft_kill``), kept across every ``run`` inside the
+        block: a driver that runs in chunks (``runner.run_world``) wraps its loop in it, so a
+        signal between two chunks is not the default handler's (which ends the process
+        without a checkpoint) but stops the next step. Nested blocks share the outer one."""
+        if self._kill is not None:
+            yield self._kill
+            return
         with SoftKill() as kill:
             self._kill = kill
             try:
-                for _ in range(int(steps)):
-                    self.step_once()
-                    if self._stop_signal:  # agreed by all ranks during the step
-                        self.stop_requested = self._stop_signal
-                        for s in self.systems:
-                            s.on_stop(self)
-                        break
+                yield kill
             finally:
                 self._kill = None
 

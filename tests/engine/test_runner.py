@@ -1,5 +1,9 @@
-"""The shared run loop (ecs_dem/runner.py): a run that ends on a condition."""
-from ecs_dem import Box, World
+"""The shared run loop (ecs_dem/runner.py): a run that ends on a condition; soft kill across
+the chunks of a run (a signal late in a step or between chunks is not lost)."""
+import os
+import signal
+
+from ecs_dem import Box, Stage, System, World
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.runner import RUN_DEFAULTS, run_world
@@ -54,3 +58,37 @@ def test_a_restarted_run_asks_at_the_same_steps_and_ends_at_the_same_step(tmp_pa
     run_world(world, dict(cfg, restart=str(tmp_path / "ck.h5")), 1000, until=until, check_every=10)
     assert asked == [13, 20, 30]
     assert world.step == 30
+
+
+class SignalAt(System):
+    """Sends this process SIGTERM during the given step (after the step's stop vote)."""
+
+    stage = Stage.INTEGRATE_SECOND
+
+    def __init__(self, step):
+        self.at = step
+        self.stopped_at = None
+
+    def run(self, world):
+        if world.step == self.at:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def on_stop(self, world):
+        self.stopped_at = world.step
+
+
+def test_a_signal_during_the_last_step_of_a_run_stops_it():
+    world = small_world()
+    probe = world.add_system(SignalAt(5))
+    world.run(5)
+    assert world.stop_requested == signal.SIGTERM and probe.stopped_at == 5
+
+
+def test_a_signal_between_chunks_stops_the_next_chunk_at_its_first_step():
+    world = small_world()
+    probe = world.add_system(SignalAt(-1))
+    with world.soft_kill():
+        world.run(3)
+        os.kill(os.getpid(), signal.SIGTERM)  # outside run(): the block's handler catches it
+        world.run(10)
+    assert world.stop_requested == signal.SIGTERM and probe.stopped_at == 4
