@@ -31,6 +31,23 @@ vertices come home through the reverse reduction. A hinge whose triangle has
 angle (an inverted triangle), stops the run with an error naming the
 membrane, the hinge's vertices and the step, before a NaN can reach the
 state; this check runs even when both bending constants are zero.
+
+Time step: the dissipative force is linear in the velocities, F = -C v, and
+velocity Verlet (forces from the half-step velocities) damps a mode of
+M^-1 C with rate lambda as v <- (1 - dt lambda) v per step: stable only for
+dt < 2 / lambda_max. At its first step (and whenever dt changes) the system
+finds lambda_max by power iteration over this rank's hinges (exact on one
+rank; on many, the largest over subdomains, which misses only the hinges of
+other ranks at the boundary) and refuses a larger dt with an error naming
+the limit. The paper's damper (k_diss = 1e-4 N s) on MSS_particle's 0.25 mg
+vertices needs dt < 9.4e-8 s, where the grains alone allow 5.8e-7 s.
+The limit falls as triangles distort (|u_j| ~ 1 / triangle height): in the
+triaxial test's shear band a grain pressing into MSS_patch's sheet took it
+from 2.6e-6 s to below dt = 5.8e-7 s, and the run blew up. So
+every ``check_every`` steps the largest single-hinge rate (a cheap proxy)
+is compared with the level where the whole damper's rate reaches 2 / dt,
+calibrated by the power iteration; past it, the power iteration decides
+and the run stops with an error naming the hinge and the new limit.
 """
 from __future__ import annotations
 
@@ -209,6 +226,31 @@ def damping_rate(rows, membrane, k_diss, factor, position, mass, iterations: int
     return rate
 
 
+@kernel
+def largest_hinge_rate(rows, membrane, k_diss, factor, position, mass):
+    """(max over hinges of lambda_h, that hinge): lambda_h = factor k_diss |e| sum_j |u_j|^2 / m_j
+    (1/s) is the one non-zero eigenvalue of a single hinge's M^-1 C (rank one), the cheap
+    per-step proxy of damping_rate (module docstring). (0, -1) without damping."""
+    best = 0.0
+    where = -1
+    for h in range(rows.shape[0]):
+        kdiss = k_diss[membrane[h]]
+        if kdiss == 0.0:
+            continue
+        g = hinge_geometry(position, rows[h, 0], rows[h, 1], rows[h, 2], rows[h, 3])
+        if g[2] == 0.0:
+            continue
+        total = 0.0
+        for k in range(4):
+            uu = g[4 + 3 * k] ** 2 + g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2
+            total += uu / mass[rows[h, k]]
+        rate = factor[membrane[h]] * kdiss * g[1] * total
+        if rate > best:
+            best = rate
+            where = h
+    return best, where
+
+
 def membrane_constants(membranes):
     """(k_el, k_diss, convention factor) per membrane, as kernel arrays."""
     return (np.ascontiguousarray(membranes.bending_stiffness),
@@ -231,12 +273,14 @@ class MembraneBending(System):
     accumulates = {"particles": ("force",)}
 
     def __init__(self, max_fold: float = np.radians(170.0), max_stretch: float = 1.5,
-                 check_time_step: bool = True):
+                 check_time_step: bool = True, check_every: int = 10):
         self.max_fold = float(max_fold)
         self.max_stretch = float(max_stretch)
         self.check_time_step = bool(check_time_step)
+        self.check_every = max(int(check_every), 1)
         self._checked_dt = None
         self.time_step_limit = math.inf  # s, from the damping (module docstring)
+        self._alarm_rate = math.inf  # largest single-hinge rate before damping_rate re-checks
 
     def interaction_range(self, world) -> float:
         """The largest distance from a hinge's anchor x1 to its other vertices, stretched."""
@@ -257,6 +301,7 @@ class MembraneBending(System):
         lightest = world.comm.min(float(mass[h.rows].min()) if h.n_owned else math.inf)
         self.time_step_limit = 2.0 / rate if rate > 0.0 else math.inf
         self._checked_dt = world.dt
+        self._calibrate(world, rate)
         if self.check_time_step and world.dt > self.time_step_limit:
             raise UnstableTimeStepError(
                 f"time step dt = {world.dt:.4g} s exceeds the stable limit "
@@ -265,11 +310,50 @@ class MembraneBending(System):
                 "up): lower dt below the limit, lower bending_damping, or use larger "
                 "(heavier) membrane elements; or pass check_time_step=False to MembraneBending")
 
+    def _largest_hinge_rate(self, world) -> tuple[float, int]:
+        h, p = world.membrane_hinges, world.particles
+        _, k_diss, factor = membrane_constants(world.membranes)
+        return largest_hinge_rate(h.rows, h.membrane, k_diss, factor, p.with_ghosts("position"),
+                                  p.with_ghosts("mass"))
+
+    def _calibrate(self, world, rate: float) -> None:
+        """Where the single-hinge proxy should call for a re-check: the whole damper's rate
+        grows with the largest hinge's, so dt rate = 2 is expected at this many times it."""
+        largest, _ = self._largest_hinge_rate(world)
+        self._alarm_rate = (largest * 2.0 / (world.dt * rate) if rate > 0.0 and largest > 0.0
+                            else math.inf)
+
+    def _check_distortion(self, world) -> None:
+        """During a run: a hinge whose triangles distorted (a grain pressing into the sheet)
+        can lower the damper's limit below dt; the proxy watches it every ``check_every``
+        steps and the power iteration over this rank's hinges decides (no collective: a
+        rank that finds the limit broken stops the run, as for an inverted triangle)."""
+        largest, where = self._largest_hinge_rate(world)
+        if largest <= self._alarm_rate:
+            return
+        h, p = world.membrane_hinges, world.particles
+        _, k_diss, factor = membrane_constants(world.membranes)
+        position = p.with_ghosts("position")
+        rate = damping_rate(h.rows, h.membrane, k_diss, factor, position, p.with_ghosts("mass"))
+        if rate * world.dt <= 2.0:
+            self._alarm_rate = largest * 2.0 / (world.dt * rate)
+            return
+        raise StateError(
+            f"step {world.step}: membrane {int(h.membrane[where])}, hinge on vertices "
+            f"{h.vertices[where].tolist()} near x = {np.round(position[h.rows[where, 0]], 5).tolist()} "
+            f"m: its triangles distorted until the bending damper needs dt < {2.0 / rate:.4g} s "
+            f"(at the start {self.time_step_limit:.4g} s), and dt = {world.dt:.4g} s: past the "
+            "limit the run blows up (within a few to a few thousand steps). Lower dt (or "
+            "dt_fraction) or bending_damping, or refine the mesh "
+            "where grains press into it; the last output and checkpoint are intact")
+
     def run(self, world) -> None:
         h = world.membrane_hinges
         p = world.particles
         if self._checked_dt != world.dt:
             self.check_damping_time_step(world)
+        elif self.check_time_step and world.step % self.check_every == 0:
+            self._check_distortion(world)
         k_el, k_diss, factor = membrane_constants(world.membranes)
         bad, kind = bending_forces(h.rows, h.rest_angle, h.membrane, k_el, k_diss, factor,
                                    p.with_ghosts("position"), p.with_ghosts("velocity"),

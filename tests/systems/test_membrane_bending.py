@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ecs_dem.components.membrane_topology import dihedral_angles
+from ecs_dem.system import Stage, System
 from ecs_dem.systems.membrane_bending import DEGENERATE, FOLDED, bending_forces, hinge_geometry
 
 ROWS = np.array([[0, 1, 2, 3]], dtype=np.int32)
@@ -187,3 +188,37 @@ def test_the_damped_mode_grows_only_above_the_limit(fraction, grows):
     world.run(200)
     ratio = np.linalg.norm(world.particles.velocity) / v0
     assert (ratio > 10.0) if grows else (ratio < 1.0)
+
+
+class SquashWing(System):
+    """At `step`, moves wing x1 towards the edge x3-x4 by `factor` of its distance (the
+    triangle's height shrinks, |u_1| = 1 / height grows and so does the damper's rate)."""
+
+    stage = Stage.INTEGRATE_FIRST
+    writes = {"particles": ("position",)}
+
+    def __init__(self, step, factor):
+        self.step, self.factor = step, factor
+
+    def run(self, world):
+        if world.step == self.step:
+            x = world.particles.position
+            x[0, 0] += self.factor * (x[2, 0] - x[0, 0])  # x1 lies at -h on x, the edge at x = 0
+
+
+@pytest.mark.parametrize("factor, stops", [(0.2, False), (0.8, True)])
+def test_a_hinge_distorted_during_a_run_past_the_damping_limit_stops_it(factor, stops):
+    """At dt = 0.5 of the limit, a triangle squashed to 20 % of its height (|u_1| five times,
+    the rate about 25 times the initial) breaks the limit; to 80 % it does not (rate x 1.6)."""
+    from ecs_dem.errors import StateError
+
+    world, bending = two_triangle_world(dt=0.5 * analytic_limit())
+    bending.check_every = 1
+    world.add_system(SquashWing(5, factor))
+    world.setup()
+    if stops:
+        with pytest.raises(StateError, match=r"step 5: .*distorted until the bending damper needs dt <"):
+            world.run(20)
+    else:
+        world.run(20)
+        assert world.step == 20
