@@ -48,8 +48,9 @@ def worker(case: str, model: str, physical_time: float, warmup: int) -> None:
     result = timed_run(world, steps, warmup)
     p = world.particles
     vertices = comm.sum(int((p.kind[:p.n_owned] == 1).sum()))
-    print_result({**result, "case": case, "model": model, "physical_time": physical_time,
-                  "vertices": int(vertices), "grains": int(result["particles"] - vertices)})
+    if comm.rank == 0:  # one RESULT line: two ranks' lines can interleave in mpiexec's output
+        print_result({**result, "case": case, "model": model, "physical_time": physical_time,
+                      "vertices": int(vertices), "grains": int(result["particles"] - vertices)})
 
 
 def main(argv=None) -> int:

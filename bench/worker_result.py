@@ -16,7 +16,8 @@ def run_for_result(cmd: list[str], timeout: float = 3600) -> dict:
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])
+            # the first JSON value only: another rank's output may follow on the same line
+            return json.JSONDecoder().raw_decode(line[7:])[0]
     raise RuntimeError(f"{' '.join(map(str, cmd))} failed (exit {out.returncode}):\n"
                        f"{out.stdout[-2000:]}\n{out.stderr[-4000:]}")
 
