@@ -251,6 +251,20 @@ def stress_at(membranes, time: float) -> np.ndarray:
     return membranes.stress_start + (membranes.stress_end - membranes.stress_start) * f
 
 
+def element_span(world, table: str) -> float:
+    """The largest distance (m) from an element's anchor (its first vertex) to its other
+    vertices, over the owned rows of a membrane element table (``membrane_triangles``,
+    ``membrane_hinges``); 0 without rows. Systems scale it by how far elements may stretch
+    to declare their interaction range (the ghost width)."""
+    t = world.tables[table]
+    if t.n_owned == 0:
+        return 0.0
+    p = world.particles
+    corners = t.vertices.shape[1]
+    x = p.position[p.rows_of(t.vertices.ravel())].reshape(-1, corners, 3)
+    return float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
+
+
 def membrane_vertices(world, membrane: int, where=None, indices=None) -> np.ndarray:
     """Gids of a membrane's vertices: all, those with the given mesh `indices`, or those whose
     current position satisfies `where` (a function of an (n, 3) array returning a bool mask,

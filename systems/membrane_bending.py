@@ -55,6 +55,7 @@ import math
 
 import numpy as np
 
+from ecs_dem.components.membranes import element_span
 from ecs_dem.errors import StateError, UnstableTimeStepError
 from ecs_dem.jit import inline, kernel
 from ecs_dem.system import Stage, System
@@ -284,12 +285,7 @@ class MembraneBending(System):
 
     def interaction_range(self, world) -> float:
         """The largest distance from a hinge's anchor x1 to its other vertices, stretched."""
-        h = world.membrane_hinges
-        if h.n_owned == 0:
-            return 0.0
-        p = world.particles
-        x = p.position[p.rows_of(h.vertices.ravel())].reshape(-1, 4, 3)
-        return self.max_stretch * float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
+        return self.max_stretch * element_span(world, "membrane_hinges")
 
     def check_damping_time_step(self, world) -> None:
         """Refuse a time step above 2 / lambda_max of the hinge damping (module docstring)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_dem.components.membranes import stress_at
+from ecs_dem.components.membranes import element_span, stress_at
 from ecs_dem.errors import StateError
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
@@ -84,12 +84,7 @@ class MembranePressure(System):
 
     def interaction_range(self, world) -> float:
         """The longest initial edge of a triangle, stretched."""
-        t = world.membrane_triangles
-        if t.n_owned == 0:
-            return 0.0
-        p = world.particles
-        x = p.position[p.rows_of(t.vertices.ravel())].reshape(-1, 3, 3)
-        return self.max_stretch * float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
+        return self.max_stretch * element_span(world, "membrane_triangles")
 
     def run(self, world) -> None:
         t = world.membrane_triangles

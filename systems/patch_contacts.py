@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ecs_dem.components.membranes import element_span
 from ecs_dem.errors import InputError
 from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo
@@ -69,12 +70,7 @@ class PatchContacts(System):
         p = world.particles
         grains = p.membrane < 0
         r = float(p.radius[grains].max()) if np.any(grains) else 0.0
-        t = world.membrane_triangles
-        if t.n_owned == 0:
-            return r
-        x = p.position[p.rows_of(t.vertices.ravel())].reshape(-1, 3, 3)
-        size = float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
-        return r + self.max_stretch * size
+        return r + self.max_stretch * element_span(world, "membrane_triangles")
 
     def setup(self, world) -> None:
         if "membrane_triangles" not in world.tables:

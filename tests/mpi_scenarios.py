@@ -30,11 +30,12 @@ def _systems(world, *force_systems):
         world.add_system(s)
 
 
-def dense_bed(comm, n_side=12, layers=6, periodic_xy=True, balance_every=1000):
+def dense_bed(comm, n_side=12, layers=6, periodic_xy=True, balance_every=1000, newton=False):
     """A compressed, frictional bed on a floor under gravity: many lasting contacts.
 
     Spheres start overlapping by 0.5 % of their diameter on a cubic lattice,
-    with random velocities, in a box periodic in x and y.
+    with random velocities, in a box periodic in x and y. ``newton``: ContactForces
+    evaluates each cross-rank pair once and sends the force back (else on both sides).
     """
     rng = np.random.default_rng(7)
     spacing = 1.99 * R
@@ -50,7 +51,7 @@ def dense_bed(comm, n_side=12, layers=6, periodic_xy=True, balance_every=1000):
                   angular_velocity=rng.normal(0, 20, pos.shape))
     add_wall(world, (0, 0, 0), (0, 0, 1))
     law = HertzMindlinLaw()
-    _systems(world, Gravity((0, 0, -9.81)), ContactForces(law), WallContacts(law))
+    _systems(world, Gravity((0, 0, -9.81)), ContactForces(law, newton=newton), WallContacts(law))
     return world
 
 
