@@ -253,7 +253,7 @@ def wall_chunk(c0, count, sel, n_walls, surface, position, velocity, angular_vel
 
 @template("kernel")
 def wall_contacts(n_owned, surface, position, velocity, angular_velocity, radius, mass, material,
-                  wall_point, wall_normal, wall_velocity, wall_material, params, consts, history,
+                  attached, wall_point, wall_normal, wall_velocity, wall_material, params, consts, history,
                   flags, update, dt, force, torque, wall_force, normal_force, offset, buf, sel):
     """Contacts of owned particles with planar walls, with the corrected overlap.
 
@@ -261,8 +261,9 @@ def wall_contacts(n_owned, surface, position, velocity, angular_velocity, radius
     toward the wall [m]; the wall is rigid and flat (no displacement of its
     own). Geometry as ``contact_kernels.wall_contacts`` (d = h n with |d| at
     least MIN_WALL_DISTANCE r_i, R* = r_i, M* = m_i) but Delta = (r_i - h) + W
-    and radius r_i + W. Writes ``normal_force`` and ``offset`` (= surface) of
-    every contact; ``wall_force`` (n_walls, 3) receives the particles' force
+    and radius r_i + W; ``attached`` (per particle, the wall it moves with or
+    -1): a particle never touches the wall it is attached to. Writes
+    ``normal_force`` and ``offset`` (= surface) of every contact; ``wall_force`` (n_walls, 3) receives the particles' force
     on each wall. Walls are swept one at a time, as the plain kernel. Returns
     the touching count.
     """
@@ -287,6 +288,9 @@ def wall_contacts(n_owned, surface, position, velocity, angular_velocity, radius
                                            + (position[i, 2] - pz) * nz) + surface[c]
                 normal_force[c] = 0.0
                 offset[c] = surface[c]
+            for i in range(i0, i1):
+                if attached[i] == w:
+                    gap[i - i0] = -1.0
             for i in range(i0, i1):
                 c = i * n_walls + w
                 touch = gap[i - i0] > 0.0

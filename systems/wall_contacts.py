@@ -70,7 +70,7 @@ class WallContacts(System):
         ensure_wall_motion(world)
 
     @staticmethod
-    def _attached_walls(p, n: int) -> np.ndarray:
+    def attached_walls(p, n: int) -> np.ndarray:
         """Each particle's attached wall (it never touches that wall), or -1 for none."""
         return p.views(("wall",))[0] if p.has_field("wall") else np.full(n, -1, dtype=np.int32)
 
@@ -84,7 +84,7 @@ class WallContacts(System):
             names = tuple(f"wall_{f}" for f in bound.function.history)
             n = p.n_owned
             self._arguments = (
-                n, *p.views(PARTICLE_ARRAYS), self._attached_walls(p, n),
+                n, *p.views(PARTICLE_ARRAYS), self.attached_walls(p, n),
                 *walls.views(("point", "normal", "velocity")),
                 self._wall_material, bound.parameters, bound.constants,
                 history_columns(p, names, n, self.n_walls),

@@ -28,7 +28,7 @@ from multicontact_scenarios import compressed_packing
 
 from ecs_dem import Box, World
 from ecs_dem.comm import SerialComm
-from ecs_dem.components.particles import add_particles, create_particle_table
+from ecs_dem.components.particles import add_particles, attach_to_wall, create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.errors import InputError, StateError
@@ -243,6 +243,28 @@ def test_wall_cases_one_pass_and_fixed_point(name):
     assert first_tight < 40, first_tight
     rates = [err[k + 2] / err[k] for k in range(2, 8)]
     assert max(rates) < 0.1 and max(rates) / min(rates) < 1.05, rates
+
+
+def test_a_grain_attached_to_a_wall_never_touches_it():
+    """As WallContacts (a membrane's end ring on its platen): a grain attached to wall 0 and
+    overlapping it by delta has no contact with it, a free grain with the same overlap has
+    the Hertz force K delta^1.5 at the set-up pass, and the wall feels only the free one."""
+    delta = 0.02 * R
+    world = mc_world()
+    add_particles(world, [[-2 * R, 0.0, 0.0], [2 * R, 0.0, 0.0]], R, fixed=True)
+    add_wall(world, [0.0, 0.0, -(R - delta)], [0.0, 0.0, 1.0])
+    attach_to_wall(world, [0], 0)
+    add_mc(world)
+    world.setup()
+    p = world.particles
+    assert p.mc_wall_force[0, 0] == 0.0
+    assert p.mc_wall_force[1, 0] == pytest.approx(K_WALL * delta**1.5, rel=1e-13)
+    np.testing.assert_array_equal(p.force[0], 0.0)
+    assert p.force[1, 2] == pytest.approx(K_WALL * delta**1.5, rel=1e-13)
+    np.testing.assert_array_equal(world.walls.force[0], -p.force[1])
+    for _ in range(5):  # the free grain's displacement toward the wall is its only one
+        world.step_once()
+        assert p.mc_wall_force[0, 0] == 0.0 and p.mc_wall_force[1, 0] > 0.0
 
 
 def test_two_contacts_on_a_flat_face_shield_each_other():
