@@ -84,10 +84,30 @@ class Hdf5Output:
         if self.shared.writes_metadata:
             for k in later:
                 del self.shared.file["snapshots"][k]
-            for d in self.shared.file["timeseries"].values():
-                d.resize(rows, axis=0)
+            ts = self.shared.file["timeseries"]
+            for name in sorted(ts):
+                if self.shared.mpio:
+                    self._recreate_series(ts, name, rows)
+                else:
+                    ts[name].resize(rows, axis=0)
         self.snapshots = keep
         self.shared.flush()
+
+    def _recreate_series(self, ts, name: str, rows: int) -> None:
+        """Copy a time series into a dataset created by all ranks (collective).
+
+        A file begun serially (a 1-rank run restarted on more ranks) allocates a chunk when it
+        is first written; rank 0 then allocates alone, the ranks' metadata disagree and the
+        next collective flush waits forever (it did, at record 2049). Created in parallel,
+        the dataset allocates its chunks on every rank as it grows.
+        """
+        old = ts[name]
+        values, chunks = old[:rows], old.chunks
+        del ts[name]
+        d = ts.create_dataset(name, shape=values.shape, maxshape=(None, *values.shape[1:]),
+                              dtype=values.dtype, chunks=chunks)
+        if self.comm.rank == 0 and rows:
+            d[...] = values
 
     def write_snapshot(self, step: int, time: float, table, fields, connectivity=None,
                        element_data=None) -> None:

@@ -91,3 +91,29 @@ def test_without_parallel_h5py_rows_are_gathered_to_rank_zero(shared_dir, monkey
         for k, gid in enumerate(gids):
             np.testing.assert_array_equal(pos[k], state[int(gid)][0])
         assert f["timeseries/kinetic_energy"][:].tolist() == [1.5]
+
+
+def test_time_series_begun_on_one_rank_continues_on_several(shared_dir):
+    """A 1-rank run's file continued after a restart on all ranks, past the chunks the serial
+    file had allocated (records of 256 rows; the case-1 triaxial run hung at record 2049,
+    HDF5's collective flush waiting for metadata that rank 0 alone had written): every
+    record is there once, in order, the ones after the restart step replaced."""
+    comm = default_comm()
+    path = f"{shared_dir}/series.h5"
+    first, resume, last = 2000, 1499, 3000
+    if comm.rank == 0:
+        with Hdf5Output(path, None, SerialComm()) as out:
+            for k in range(first):
+                out.append(k, 0.5 * k, {"a": -1.0, "b": np.zeros(2)})
+    comm.barrier()
+    with Hdf5Output(path, None, comm, resume_step=resume) as out:
+        for k in range(resume + 1, last):
+            out.append(k, 0.5 * k, {"a": -1.0 if k <= resume else float(k), "b": np.full(2, k)})
+    comm.barrier()
+    with h5py.File(path, "r") as f:
+        ts = f["timeseries"]
+        assert ts["step"][:].tolist() == list(range(last))
+        np.testing.assert_array_equal(ts["time"][:], 0.5 * np.arange(last))
+        a = ts["a"][:]
+        assert np.all(a[:resume + 1] == -1.0) and a[resume + 1:].tolist() == list(range(resume + 1, last))
+        np.testing.assert_array_equal(ts["b"][resume + 1:, 1], np.arange(resume + 1, last))
