@@ -67,11 +67,13 @@ FOLDED = 2
 
 
 @inline
-def hinge_geometry(x, a, b, c, d):
-    """theta, |e|, and the four u_i of the hinge at rows (a, b, c, d) = (x1, x2, x3, x4).
+def hinge_frame(x, a, b, c, d):
+    """The hinge at rows (a, b, c, d) = (x1, x2, x3, x4) without its angle.
 
-    Returns (theta, elen, n1len, n2len, u1 (3), u2 (3), u3 (3), u4 (3)) as a flat tuple;
-    n1len or n2len 0 means a degenerate triangle (the u are then meaningless).
+    Returns (along, across, elen, n1len, n2len, u1 (3), u2 (3), u3 (3), u4 (3)) as a flat
+    tuple: along = n1 . n2 and across = (n1 x n2) . e^ are |n1| |n2| cos(theta) and
+    |n1| |n2| sin(theta); n1len or n2len 0 means a degenerate triangle (the u are then
+    meaningless, along = 1 and across = 0).
     """
     ex = x[d, 0] - x[c, 0]
     ey = x[d, 1] - x[c, 1]
@@ -96,12 +98,12 @@ def hinge_geometry(x, a, b, c, d):
     n2len = math.sqrt(n2sq)
     if not (n1len > 1e-8 * e2 and n2len > 1e-8 * e2 and elen > 0.0):
         z = 0.0
-        return (0.0, elen, 0.0, 0.0, z, z, z, z, z, z, z, z, z, z, z, z)
-    # theta = atan2((n1^ x n2^) . e^, n1^ . n2^), with the common positive factors dropped
+        return (1.0, 0.0, elen, 0.0, 0.0, z, z, z, z, z, z, z, z, z, z, z, z)
     cx = n11 * n22 - n12 * n21
     cy = n12 * n20 - n10 * n22
     cz = n10 * n21 - n11 * n20
-    theta = math.atan2((cx * ex + cy * ey + cz * ez) / elen, n10 * n20 + n11 * n21 + n12 * n22)
+    along = n10 * n20 + n11 * n21 + n12 * n22
+    across = (cx * ex + cy * ey + cz * ez) / elen
     w1 = elen / n1sq
     w2 = elen / n2sq
     # projections of the wing vertices on the edge, over |e|^2 (times |e| below)
@@ -110,7 +112,7 @@ def hinge_geometry(x, a, b, c, d):
     t13 = ((x[a, 0] - x[c, 0]) * ex + (x[a, 1] - x[c, 1]) * ey + (x[a, 2] - x[c, 2]) * ez) / e2
     t23 = ((x[b, 0] - x[c, 0]) * ex + (x[b, 1] - x[c, 1]) * ey + (x[b, 2] - x[c, 2]) * ez) / e2
     # (x1 - x4).e/|e| n1/|n1|^2 = t14 * w1 * n1 (w1 carries |e|)
-    return (theta, elen, n1len, n2len,
+    return (along, across, elen, n1len, n2len,
             w1 * n10, w1 * n11, w1 * n12,
             w2 * n20, w2 * n21, w2 * n22,
             t14 * w1 * n10 + t24 * w2 * n20, t14 * w1 * n11 + t24 * w2 * n21,
@@ -120,19 +122,54 @@ def hinge_geometry(x, a, b, c, d):
 
 
 @inline
-def wrapped(angle):
-    """angle mapped into (-pi, pi]."""
-    return angle - 2.0 * math.pi * math.floor((angle + math.pi) / (2.0 * math.pi))
+def hinge_geometry(x, a, b, c, d):
+    """theta, |e|, and the four u_i of the hinge at rows (a, b, c, d) = (x1, x2, x3, x4).
+
+    Returns (theta, elen, n1len, n2len, u1 (3), u2 (3), u3 (3), u4 (3)) as a flat tuple;
+    n1len or n2len 0 means a degenerate triangle (theta 0, the u meaningless).
+    """
+    f = hinge_frame(x, a, b, c, d)
+    # theta = atan2((n1^ x n2^) . e^, n1^ . n2^), with the common positive factors dropped
+    return (math.atan2(f[1], f[0]), f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10],
+            f[11], f[12], f[13], f[14], f[15], f[16])
 
 
-@kernel
+def rest_terms(rest_angle: np.ndarray) -> np.ndarray:
+    """(sin(theta0 / 2), cos(theta0), sin(theta0)) per hinge, what bending_kernel needs of
+    the rest angle."""
+    t = np.asarray(rest_angle, dtype=np.float64)
+    return np.ascontiguousarray(np.stack([np.sin(0.5 * t), np.cos(t), np.sin(t)], axis=1))
+
+
+def fold_cosine(max_fold: float) -> float:
+    """cos(max_fold), or -2 (no fold is too far) from pi on."""
+    return math.cos(max_fold) if max_fold < math.pi else -2.0
+
+
 def bending_forces(rows, rest_angle, membrane, k_el, k_diss, factor, position, velocity, force,
                    max_fold):
     """Accumulate Eqs. (11)-(12) of every hinge into the four vertex rows (module docstring).
 
     k_el, k_diss, factor are per membrane. Returns (first bad hinge, kind): kind 1 a
     degenerate triangle, 2 a fold beyond max_fold from the rest angle; (-1, 0) if none.
-    Bad hinges contribute no force.
+    Bad hinges contribute no force. (bending_kernel with the rest angles' terms made here;
+    a system keeps them between steps.)
+    """
+    return bending_kernel(rows, rest_terms(rest_angle), membrane, k_el, k_diss, factor,
+                          position, velocity, force, fold_cosine(max_fold))
+
+
+@kernel
+def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocity, force,
+                   fold_cos):
+    """bending_forces with ``rest`` = rest_terms(theta0) and ``fold_cos`` =
+    fold_cosine(max_fold).
+
+    Without an arc tangent or sine per hinge: with A = n1 . n2 = |n1| |n2| cos(theta) and
+    B = (n1 x n2) . e^ = |n1| |n2| sin(theta), sin(theta / 2) = B / sqrt(2 r (r + A)),
+    r = |n1| |n2| (exact for theta in (-pi, pi), well conditioned near the flat sheet);
+    the fold test |theta - theta0| > max_fold (mod 2 pi) is
+    cos(theta - theta0) = (A cos(theta0) + B sin(theta0)) / r < cos(max_fold).
     """
     bad = -1
     kind = 0
@@ -142,17 +179,19 @@ def bending_forces(rows, rest_angle, membrane, k_el, k_diss, factor, position, v
         b = rows[h, 1]
         c = rows[h, 2]
         d = rows[h, 3]
-        g = hinge_geometry(position, a, b, c, d)
-        theta = g[0]
-        elen = g[1]
-        n1len = g[2]
-        n2len = g[3]
+        g = hinge_frame(position, a, b, c, d)
+        along = g[0]
+        across = g[1]
+        elen = g[2]
+        n1len = g[3]
+        n2len = g[4]
         if n1len == 0.0:
             if bad < 0:
                 bad = h
                 kind = DEGENERATE
             continue
-        if abs(wrapped(theta - rest_angle[h])) > max_fold:
+        r = n1len * n2len
+        if along * rest[h, 1] + across * rest[h, 2] < fold_cos * r:
             if bad < 0:
                 bad = h
                 kind = FOLDED
@@ -164,13 +203,15 @@ def bending_forces(rows, rest_angle, membrane, k_el, k_diss, factor, position, v
             continue
         for k in range(4):
             for c3 in range(3):
-                u[k, c3] = g[4 + 3 * k + c3]
+                u[k, c3] = g[5 + 3 * k + c3]
         omega = 0.0
         for c3 in range(3):
             omega += (u[0, c3] * velocity[a, c3] + u[1, c3] * velocity[b, c3]
                       + u[2, c3] * velocity[c, c3] + u[3, c3] * velocity[d, c3])
-        elastic = kel * elen * elen / (n1len + n2len) * (
-            math.sin(0.5 * theta) - math.sin(0.5 * rest_angle[h]))
+        elastic = 0.0
+        if kel != 0.0:
+            sin_half = across / math.sqrt(2.0 * r * (r + along)) if r + along > 0.0 else 1.0
+            elastic = kel * elen * elen / (n1len + n2len) * (sin_half - rest[h, 0])
         coefficient = factor[m] * (elastic - kdiss * elen * omega)
         for c3 in range(3):
             force[a, c3] += coefficient * u[0, c3]
@@ -238,14 +279,14 @@ def largest_hinge_rate(rows, membrane, k_diss, factor, position, mass):
         kdiss = k_diss[membrane[h]]
         if kdiss == 0.0:
             continue
-        g = hinge_geometry(position, rows[h, 0], rows[h, 1], rows[h, 2], rows[h, 3])
-        if g[2] == 0.0:
+        g = hinge_frame(position, rows[h, 0], rows[h, 1], rows[h, 2], rows[h, 3])
+        if g[3] == 0.0:
             continue
         total = 0.0
         for k in range(4):
-            uu = g[4 + 3 * k] ** 2 + g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2
+            uu = g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2 + g[7 + 3 * k] ** 2
             total += uu / mass[rows[h, k]]
-        rate = factor[membrane[h]] * kdiss * g[1] * total
+        rate = factor[membrane[h]] * kdiss * g[2] * total
         if rate > best:
             best = rate
             where = h
@@ -282,6 +323,15 @@ class MembraneBending(System):
         self._checked_dt = None
         self.time_step_limit = math.inf  # s, from the damping (module docstring)
         self._alarm_rate = math.inf  # largest single-hinge rate before damping_rate re-checks
+        self._rest_cache = None  # (rest angles, rest_terms of them)
+
+    def _rest_terms(self, rest_angle: np.ndarray) -> np.ndarray:
+        """rest_terms of these rest angles, made again only when they changed (rows move at
+        rebuilds; comparing is cheaper than three sines per hinge)."""
+        cached = self._rest_cache
+        if cached is None or not np.array_equal(cached[0], rest_angle):
+            cached = self._rest_cache = (rest_angle.copy(), rest_terms(rest_angle))
+        return cached[1]
 
     def interaction_range(self, world) -> float:
         """The largest distance from a hinge's anchor x1 to its other vertices, stretched."""
@@ -352,9 +402,10 @@ class MembraneBending(System):
         elif self.check_time_step and world.step % self.check_every == 0:
             self._check_distortion(world)
         k_el, k_diss, factor = membrane_constants(world.membranes)
-        bad, kind = bending_forces(h.rows, h.rest_angle, h.membrane, k_el, k_diss, factor,
-                                   p.with_ghosts("position"), p.with_ghosts("velocity"),
-                                   p.with_ghosts("force"), self.max_fold)
+        bad, kind = bending_kernel(h.rows, self._rest_terms(h.rest_angle), h.membrane, k_el,
+                                   k_diss, factor, p.with_ghosts("position"),
+                                   p.with_ghosts("velocity"), p.with_ghosts("force"),
+                                   fold_cosine(self.max_fold))
         if bad >= 0:
             what = ("one of its triangles has collapsed to (nearly) zero area" if kind == DEGENERATE
                     else f"it folded more than {np.degrees(self.max_fold):.0f} degrees from its rest "

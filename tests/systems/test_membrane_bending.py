@@ -116,6 +116,28 @@ def test_dissipative_forces_never_inject_power(rng):
     assert max(powers) <= 0.0 and min(powers) < 0.0
 
 
+@pytest.mark.parametrize("theta0", [0.0, 0.7, -2.9])
+def test_elastic_force_is_eq_11_at_every_angle_and_folds_wrap(theta0):
+    """The kernel's sin(theta / 2) without an arc tangent (bending_kernel) against Eq. (11)
+    with theta from the topology helper, from a nearly flat sheet to almost a full fold
+    either way; the fold test measures |theta - theta0| the short way round (2 pi apart
+    is no fold)."""
+    k_el, max_fold = 1.7, np.radians(170.0)
+    for fold in np.concatenate([np.linspace(-3.1, 3.1, 41), [1e-7, -1e-7, 3.13, -3.13]]):
+        x = folded_hinge(L=1.1, h=0.6, fold=fold)
+        theta = dihedral_angles(x, ROWS.astype(np.int64))[0]
+        _, elen, n1, n2, u = geometry(x)
+        f, bad, kind = forces(x, theta0=theta0, k_el=k_el, max_fold=max_fold)
+        gap = abs((theta - theta0 + math.pi) % (2 * math.pi) - math.pi)
+        if gap > max_fold:
+            assert (bad, kind) == (0, FOLDED) and not np.any(f), (fold, theta0)
+            continue
+        assert bad == -1, (fold, theta0)
+        want = k_el * elen**2 / (n1 + n2) * (math.sin(theta / 2) - math.sin(theta0 / 2)) * u
+        np.testing.assert_allclose(f, want, rtol=0, atol=1e-13 * k_el * elen**2 / (n1 + n2)
+                                   * np.abs(u).max())
+
+
 def test_degenerate_and_folded_hinges_are_reported_without_forces():
     x = folded_hinge()
     x[0] = x[2] + 0.5 * (x[3] - x[2])  # wing 1 on the edge: zero area
