@@ -55,7 +55,7 @@ class System:
     accumulates: ClassVar[Declaration] = {}
     accumulates_on_rank: ClassVar[Declaration] = {}
     builds: ClassVar[tuple[str, ...]] = ()
-    #: run only on steps divisible by ``every`` (OUTPUT systems); 1 = every step
+    #: run only on steps divisible by ``every`` (FORCES and OUTPUT systems); 1 = every step
     every: int = 1
 
     @property

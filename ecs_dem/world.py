@@ -15,7 +15,8 @@ inserts from the systems' declarations::
         where a system uses them and their row references
         (``ecs_dem.references``); run NEIGHBORS systems; then the same for
         the tables those systems build (the neighbour list)
-    FORCES systems                     before each: forward stale FORWARD fields
+    FORCES systems (``every`` divides the step)
+                                       before each: forward stale FORWARD fields
                                        it reads on ghosts; zero a REVERSE field
                                        before its first accumulation this step
     INTEGRATE_SECOND systems           before each: reverse accumulated fields
@@ -428,13 +429,18 @@ class World:
                         self.domain.rebuild_anchored_ghosts(t, dep)
                     self._resolve_references(t, dep, built=built)
 
+    def _due(self, stage: Stage) -> tuple:
+        """The systems of `stage` whose ``every`` divides this step (a probe that samples
+        every 200 steps is left out of the other 199, with the halo operations only it
+        needed: the schedule is compiled for each set of due systems)."""
+        return tuple(s for s in self.systems_in(stage) if self.step % max(int(s.every), 1) == 0)
+
     def _forces(self) -> None:
         self._halo = self._halo._replace(zeroed=frozenset())
-        self._run_systems(self.systems_in(Stage.FORCES))
+        self._run_systems(self._due(Stage.FORCES))
 
     def _output(self) -> None:
-        due = tuple(s for s in self.systems_in(Stage.OUTPUT)
-                    if self.step % max(int(s.every), 1) == 0)
+        due = self._due(Stage.OUTPUT)
         if due:
             self._run_systems(due)
 

@@ -96,9 +96,7 @@ class RadialLoad(System):
     def name(self) -> str:
         return f"RadialLoad({self.label})"
 
-    def run(self, world) -> None:
-        if world.step % self.every:
-            return
+    def run(self, world) -> None:  # the world runs it only every `every` steps
         p = world.particles
         n = p.n_owned
         free = (p.kind[:n] == KIND_MEMBRANE_VERTEX) & ~p.fixed[:n]

@@ -245,6 +245,43 @@ def test_reverse_reduction_before_owner_read(rng, stage):
     assert images.max() >= 2  # some corner images, reduced through the staged ghosts
 
 
+class SampledForceRead(ReadForce):
+    """Reads the owners' force in FORCES every `every` steps, between two accumulations."""
+
+    def __init__(self, every):
+        super().__init__(Stage.FORCES)
+        self.every = every
+        self.steps = []
+
+    def run(self, world):
+        super().run(world)
+        self.steps.append(world.step)
+
+
+def test_a_forces_system_runs_every_few_steps_and_its_reduction_only_then(rng, monkeypatch):
+    """A probe between two ghost accumulations costs an extra reverse reduction of force on
+    the steps it samples, and none on the others; what it sees is complete on both."""
+    world = periodic_world(rng)
+    world.add_system(GhostOnlyForce())
+    probe = world.add_system(SampledForceRead(every=3))
+    world.add_system(GhostOnlyForce())
+    world.setup()
+    p = world.particles
+    images = np.bincount(p.with_ghosts("gid")[p.n_owned:], minlength=p.next_gid)
+    calls = []
+    original = world.domain.reverse
+    monkeypatch.setattr(world.domain, "reverse",
+                        lambda t, names, **kw: (calls.append((world.step, tuple(names))),
+                                                original(t, names, **kw))[1])
+    world.run(7)
+    assert probe.steps == [0, 3, 6]
+    per_step = np.bincount([s for s, names in calls if "force" in names], minlength=8)
+    assert per_step[1:].tolist() == [1, 1, 2, 1, 1, 2, 1]  # steps 1..7
+    for seen in probe.seen[1:]:  # one accumulation reduced before the probe
+        got = np.array([seen[g] for g in range(p.next_gid)])
+        np.testing.assert_array_equal(got, images.astype(float))
+
+
 def test_describe_schedule_lists_inserted_operations(rng):
     world = periodic_world(rng)
     world.particles.add_field(Field("temperature", np.float64, (), Halo.FORWARD))
