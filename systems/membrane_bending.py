@@ -252,12 +252,13 @@ def damping_rate(rows, membrane, k_diss, factor, position, mass, iterations: int
     if rows.shape[0] == 0 or not np.any(k_diss > 0.0):
         return 0.0
     no_stiffness = np.zeros_like(k_diss)
+    flat = rest_terms(np.zeros(rows.shape[0]))  # no stiffness: the rest angle plays no part
     v = np.random.default_rng(seed).standard_normal((n, 3))
     rate = 0.0
     for _ in range(iterations):
         force = np.zeros((n, 3))
-        bending_forces(rows, np.zeros(rows.shape[0]), membrane, no_stiffness, k_diss, factor,
-                       position, v, force, np.inf)
+        bending_kernel(rows, flat, membrane, no_stiffness, k_diss, factor, position, v, force,
+                       fold_cosine(math.inf))
         w = -force / mass[:, None]
         norm = math.sqrt(float(np.sum(mass[:, None] * v * v)))
         rate = float(np.sum(mass[:, None] * v * w)) / norm**2
