@@ -210,7 +210,8 @@ def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocit
                       + u[2, c3] * velocity[c, c3] + u[3, c3] * velocity[d, c3])
         elastic = 0.0
         if kel != 0.0:
-            sin_half = across / math.sqrt(2.0 * r * (r + along)) if r + along > 0.0 else 1.0
+            sin_half = (across / math.sqrt(2.0 * r * (r + along)) if r + along > 0.0
+                        else math.copysign(1.0, across))
             elastic = kel * elen * elen / (n1len + n2len) * (sin_half - rest[h, 0])
         coefficient = factor[m] * (elastic - kdiss * elen * omega)
         for c3 in range(3):
