@@ -48,7 +48,9 @@ def run_until(world, total_steps: int, until, check_every: int) -> None:
 def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int = 1000) -> int:
     """Set up (or restart), run to `total_steps`; returns the process exit status (0 on soft kill).
 
-    ``world.first_step`` is the step the run started from (0, or the checkpoint's).
+    ``world.first_step`` is the step the run started from (0, or the checkpoint's). A
+    restart keeps the checkpoint's time step unless the world was built with another one
+    (a configuration that lowers dt after a stability error continues at the lower dt).
     `until` (optional): a function of the world, asked every `check_every` steps, that ends
     the run early when it returns True (an experiment that ends on a condition, e.g. a
     strain reached); it must give the same answer on every rank (read replicated state).
@@ -57,9 +59,15 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
     """
     checkpointer = install_run_systems(world, cfg)
     if cfg["restart"]:
+        configured_dt = world.dt
         restart(world, cfg["restart"])
         if world.comm.rank == 0:
             print(f"restarted from {cfg['restart']} at step {world.step} (t = {world.time:.6g} s)")
+        if configured_dt != world.dt:  # the configuration changed what sets the time step
+            if world.comm.rank == 0:
+                print(f"  time step {configured_dt:.4g} s from the configuration, not the "
+                      f"checkpoint's {world.dt:.4g} s (the run departs from the uninterrupted one)")
+            world.dt = configured_dt
     else:
         world.setup()
     world.first_step = world.step

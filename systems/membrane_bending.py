@@ -394,7 +394,8 @@ class MembraneBending(System):
             f"(at the start {self.time_step_limit:.4g} s), and dt = {world.dt:.4g} s: past the "
             "limit the run blows up (within a few to a few thousand steps). Lower dt (or "
             "dt_fraction) or bending_damping, or refine the mesh "
-            "where grains press into it; the last output and checkpoint are intact")
+            "where grains press into it; the last output and checkpoint are intact (a restart "
+            "from it with a lower dt continues at that dt)")
 
     def run(self, world) -> None:
         h = world.membrane_hinges

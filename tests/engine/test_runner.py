@@ -3,6 +3,8 @@ the chunks of a run (a signal late in a step or between chunks is not lost)."""
 import os
 import signal
 
+import pytest
+
 from ecs_dem import Box, Stage, System, World
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
@@ -58,6 +60,26 @@ def test_a_restarted_run_asks_at_the_same_steps_and_ends_at_the_same_step(tmp_pa
     run_world(world, dict(cfg, restart=str(tmp_path / "ck.h5")), 1000, until=until, check_every=10)
     assert asked == [13, 20, 30]
     assert world.step == 30
+
+
+def test_a_restart_configured_with_another_time_step_continues_at_it(tmp_path, capsys):
+    from ecs_dem.io.checkpoint import write_checkpoint
+
+    cfg = dict(RUN_DEFAULTS, progress=False)
+    world = small_world()
+    world.setup()
+    world.run(10)
+    write_checkpoint(world, str(tmp_path / "ck.h5"), cfg)
+    x10, t10 = world.particles.position[0, 0], world.time
+    same = small_world()
+    run_world(same, dict(cfg, restart=str(tmp_path / "ck.h5")), 20)
+    assert same.dt == 1e-3 and "time step" not in capsys.readouterr().out
+    finer = small_world()
+    finer.dt = 2.5e-4
+    run_world(finer, dict(cfg, restart=str(tmp_path / "ck.h5")), 20)
+    assert "time step 0.00025 s from the configuration" in capsys.readouterr().out
+    assert finer.dt == 2.5e-4 and finer.time == pytest.approx(t10 + 10 * 2.5e-4, rel=1e-12)
+    assert finer.particles.position[0, 0] == pytest.approx(x10 + 10 * 2.5e-4 * 1.0, rel=1e-12)
 
 
 class SignalAt(System):
