@@ -67,8 +67,11 @@ class Hdf5Output:
         return self.shared.file
 
     def _resume(self, step: int) -> None:
+        # With mpio every rank reads what it then changes: HDF5 keeps a metadata cache per
+        # rank, and after reads on rank 0 alone the collective deletes below disagree
+        # ("message sizes do not match" in HDF5's broadcast), so no rank reads alone.
         meta = None
-        if self.comm.rank == 0:
+        if self.shared.writes_metadata:
             f = self.shared.file
             later = [k for k in f["snapshots"] if int(k) > step]
             keep = []
@@ -80,7 +83,9 @@ class Hdf5Output:
             ts = f["timeseries"]
             rows = int((ts["step"][:] <= step).sum()) if "step" in ts else 0
             meta = (later, keep, rows)
-        later, keep, rows = self.comm.broadcast_object(meta)
+        if not self.shared.mpio:
+            meta = self.comm.broadcast_object(meta)
+        later, keep, rows = meta
         if self.shared.writes_metadata:
             for k in later:
                 del self.shared.file["snapshots"][k]

@@ -97,7 +97,8 @@ def test_time_series_begun_on_one_rank_continues_on_several(shared_dir):
     """A 1-rank run's file continued after a restart on all ranks, past the chunks the serial
     file had allocated (records of 256 rows; the case-1 triaxial run hung at record 2049,
     HDF5's collective flush waiting for metadata that rank 0 alone had written): every
-    record is there once, in order, the ones after the restart step replaced."""
+    record is there once, in order, the ones after the restart step replaced; snapshots
+    after it are deleted (that aborted when rank 0 alone had read the file first)."""
     comm = default_comm()
     path = f"{shared_dir}/series.h5"
     first, resume, last = 2000, 1499, 3000
@@ -105,8 +106,13 @@ def test_time_series_begun_on_one_rank_continues_on_several(shared_dir):
         with Hdf5Output(path, None, SerialComm()) as out:
             for k in range(first):
                 out.append(k, 0.5 * k, {"a": -1.0, "b": np.zeros(2)})
+                if k % 400 == 0:
+                    g = out.file["snapshots"].create_group(f"{k:09d}")
+                    g.attrs["time"] = 0.5 * k
+                    g.create_dataset("position", data=np.full((3, 3), float(k)))
     comm.barrier()
     with Hdf5Output(path, None, comm, resume_step=resume) as out:
+        assert [k for k, *_ in out.snapshots] == [0, 400, 800, 1200]
         for k in range(resume + 1, last):
             out.append(k, 0.5 * k, {"a": -1.0 if k <= resume else float(k), "b": np.full(2, k)})
     comm.barrier()
@@ -117,3 +123,4 @@ def test_time_series_begun_on_one_rank_continues_on_several(shared_dir):
         a = ts["a"][:]
         assert np.all(a[:resume + 1] == -1.0) and a[resume + 1:].tolist() == list(range(resume + 1, last))
         np.testing.assert_array_equal(ts["b"][resume + 1:, 1], np.arange(resume + 1, last))
+        assert sorted(f["snapshots"]) == [f"{k:09d}" for k in (0, 400, 800, 1200)]
