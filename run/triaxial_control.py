@@ -139,6 +139,7 @@ class TriaxialControl(System):
         self.log = log
         self.records: list[dict] = []
         self._next_report = 0.0
+        self._escaped = 0  # grains outside the membrane at the last warning
 
     def measure(self, world) -> dict:
         """The quantities of the module docstring now (collective)."""
@@ -202,6 +203,11 @@ class TriaxialControl(System):
         self.records.append({"step": world.step, "time": world.time, **m})
         if self.output is not None:
             self.output.append(world.step, world.time, m)
+        if m["escaped"] > self._escaped:
+            self.log(f"  warning: {m['escaped']} grain(s) outside the membrane at t = {world.time:.5g} s "
+                     f"(strain {100 * strain:.2f} %): a grain pressed through the sheet (MSS_particle: "
+                     "vertex spheres pushed apart; lower particle_edge, or use the patch model)")
+        self._escaped = max(self._escaped, int(m["escaped"]))
         if state.phase[0] == SHEAR and strain >= self._next_report:
             self._next_report = strain + 0.01
             self.log(f"  strain {100 * strain:5.2f} %  sigma_d {m['sigma_d'] / 1e3:8.2f} kPa  "

@@ -63,7 +63,8 @@ def summarise(run: dict[str, np.ndarray], sigma_c: float, window: float = 0.02) 
             "friction_angle": math.degrees(math.asin(sd[k] / (sd[k] + 2 * sigma_c))),
             "dilatancy_angle": math.degrees(math.asin(-slope / (2 - slope))),
             "min_eps_v": float(ev.min()), "final_eps_v": float(ev[-1]),
-            "final_strain": float(eps[-1]), "final_sigma_d": float(sd[-1])}
+            "final_strain": float(eps[-1]), "final_sigma_d": float(sd[-1]),
+            "escaped": int(run["escaped"].max()) if "escaped" in run else 0}
 
 
 def write_case_report(directory: Path, case: str, sigma_c: float) -> list[str]:
@@ -73,22 +74,23 @@ def write_case_report(directory: Path, case: str, sigma_c: float) -> list[str]:
         return []
     summaries = {name: summarise(run, sigma_c) for name, run in runs.items()}
     keys = ("peak_sigma_d", "strain_at_peak", "friction_angle", "dilatancy_angle", "min_eps_v",
-            "final_eps_v", "final_strain", "final_sigma_d")
+            "final_eps_v", "final_strain", "final_sigma_d", "escaped")
     with open(directory / f"{case}_summary.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["run", "peak_sigma_d (Pa)", "strain_at_peak", "friction_angle (deg)",
                     "dilatancy_angle (deg)", "min_eps_v", "final_eps_v", "final_strain",
-                    "final_sigma_d (Pa)"])
+                    "final_sigma_d (Pa)", "escaped (grains)"])
         for name, s in summaries.items():
             if s:
                 w.writerow([name, *(f"{s[k]:.6g}" for k in keys)])
     lines = [f"case {case}: run, peak sigma_d (kPa) at strain (%), friction angle, dilatancy angle "
-             "(deg), eps_v at the end (%)"]
+             "(deg), eps_v at the end (%), last strain"]
     for name, s in summaries.items():
         if s:
             lines.append(f"  {name:28s} {s['peak_sigma_d'] / 1e3:8.1f} at {100 * s['strain_at_peak']:5.2f}"
                          f"  {s['friction_angle']:5.1f}  {s['dilatancy_angle']:5.1f}"
-                         f"  {100 * s['final_eps_v']:6.2f}")
+                         f"  {100 * s['final_eps_v']:6.2f}  to {100 * s['final_strain']:5.2f} %"
+                         + (f"  ({s['escaped']} grain(s) left the membrane)" if s["escaped"] else ""))
     lines += compare_models(runs)
     png = plot_case(directory / f"{case}.png", runs, case)
     lines.append(f"  {directory / f'{case}_summary.csv'}, {png}")
