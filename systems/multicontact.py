@@ -465,9 +465,10 @@ class MultiContactForces(System):
         on_walls = np.zeros((k, 3))  # this rank's share of the grains' force on each wall
         self.touching_walls = int(self._kernels.wall_contacts(
             n, p.mc_wall_displacement.reshape(-1), p.position, p.velocity, p.angular_velocity,
-            p.radius, p.mass, p.species, WallContacts.attached_walls(p, n), walls.point, walls.normal, walls.velocity,
-            self._wall_material, bound.parameters, bound.constants, history_columns(p, history, n, k),
-            s.flags(p, history, k).reshape(-1), not world.setup_phase, world.dt, p.force, p.torque,
+            p.radius, p.mass, p.species, WallContacts.attached_walls(p, n), walls.point,
+            walls.normal, walls.velocity, self._wall_material, bound.parameters, bound.constants,
+            history_columns(p, history, n, k), s.flags(p, history, k).reshape(-1),
+            not world.setup_phase, world.dt, p.force, p.torque,
             on_walls, p.mc_wall_force.reshape(-1), p.mc_wall_offset.reshape(-1), s.buf, s.sel))
         walls.force[...] = world.comm.sum(on_walls)
 

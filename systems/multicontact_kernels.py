@@ -253,8 +253,8 @@ def wall_chunk(c0, count, sel, n_walls, surface, position, velocity, angular_vel
 
 @template("kernel")
 def wall_contacts(n_owned, surface, position, velocity, angular_velocity, radius, mass, material,
-                  attached, wall_point, wall_normal, wall_velocity, wall_material, params, consts, history,
-                  flags, update, dt, force, torque, wall_force, normal_force, offset, buf, sel):
+                  attached, wall_point, wall_normal, wall_velocity, wall_material, params, consts,
+                  history, flags, update, dt, force, torque, wall_force, normal_force, offset, buf, sel):
     """Contacts of owned particles with planar walls, with the corrected overlap.
 
     Contact c = particle * n_walls + wall; ``surface`` (c): W of the grain
@@ -263,8 +263,8 @@ def wall_contacts(n_owned, surface, position, velocity, angular_velocity, radius
     least MIN_WALL_DISTANCE r_i, R* = r_i, M* = m_i) but Delta = (r_i - h) + W
     and radius r_i + W; ``attached`` (per particle, the wall it moves with or
     -1): a particle never touches the wall it is attached to. Writes
-    ``normal_force`` and ``offset`` (= surface) of every contact; ``wall_force`` (n_walls, 3) receives the particles' force
-    on each wall. Walls are swept one at a time, as the plain kernel. Returns
+    ``normal_force`` and ``offset`` (= surface) of every contact; ``wall_force``
+    (n_walls, 3) receives the particles' force on each wall. Walls are swept one at a time, as the plain kernel. Returns
     the touching count.
     """
     C = CHUNK
