@@ -325,15 +325,15 @@ class MembraneBending(System):
         self._checked_dt = None
         self.time_step_limit = math.inf  # s, from the damping (module docstring)
         self._alarm_rate = math.inf  # largest single-hinge rate before damping_rate re-checks
-        self._rest_cache = None  # (rest angles, rest_terms of them)
+        self._rest_cache = None  # ((epoch, rows), rest_terms of the hinges)
 
-    def _rest_terms(self, rest_angle: np.ndarray) -> np.ndarray:
-        """rest_terms of these rest angles, made again only when they changed (rows move at
-        rebuilds; comparing is cheaper than three sines per hinge)."""
-        cached = self._rest_cache
-        if cached is None or not np.array_equal(cached[0], rest_angle):
-            cached = self._rest_cache = (rest_angle.copy(), rest_terms(rest_angle))
-        return cached[1]
+    def _rest_terms(self, hinges) -> np.ndarray:
+        """rest_terms of the hinges' rest angles, made again only when the table's rows
+        change (rebuilds, restarts: its epoch); rest angles are fixed at add_membrane."""
+        key = (hinges.epoch, hinges.n_owned)
+        if self._rest_cache is None or self._rest_cache[0] != key:
+            self._rest_cache = (key, rest_terms(hinges.rest_angle))
+        return self._rest_cache[1]
 
     def interaction_range(self, world) -> float:
         """The largest distance from a hinge's anchor x1 to its other vertices, stretched."""
@@ -405,7 +405,7 @@ class MembraneBending(System):
         elif self.check_time_step and world.step % self.check_every == 0:
             self._check_distortion(world)
         k_el, k_diss, factor = membrane_constants(world.membranes)
-        bad, kind = bending_kernel(h.rows, self._rest_terms(h.rest_angle), h.membrane, k_el,
+        bad, kind = bending_kernel(h.rows, self._rest_terms(h), h.membrane, k_el,
                                    k_diss, factor, p.with_ghosts("position"),
                                    p.with_ghosts("velocity"), p.with_ghosts("force"),
                                    fold_cosine(self.max_fold))
