@@ -140,8 +140,16 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
         ``set_stress`` gives it a ramp
     contact : "patch" (grains touch the triangles) or "particle" (grains touch
         the vertices as spheres of ``vertex_radius``: MSS_particle)
-    vertex_radius : radius of the vertex particles [m]; default d / 2 (patch;
-        it only sets their rotational inertia); required for "particle"
+    vertex_radius : radius of the vertex particles [m]; default d / 2 (patch:
+        unused); required for "particle"
+
+    The vertices are material points of the sheet, not balls: they get zero
+    rotational inertia, which the integrator reads as no rotational freedom.
+    Free-spinning vertex spheres would roll under a sliding grain like ball
+    bearings and hide the membrane's friction from MSS_particle grains (the
+    torque r_v x F_t of a grain's friction on a vertex sphere is dropped, as
+    on a wall: the sheet's bending, which would carry it, is not resolved at
+    that scale).
     species : material of the membrane in contacts; default a new species
         with the membrane's E, nu and density, no friction, restitution 1
     """
@@ -185,6 +193,7 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
                          "no triangle; remove unused vertices")
     first = world.particles.next_gid
     rows = add_particles(world, x, radius, species, mass=mass, kind=KIND_MEMBRANE_VERTEX)
+    world.particles.inertia[rows] = 0.0
     world.particles.membrane[rows] = mid
     # MSS_particle: vertex spheres touch grains, never each other; MSS_patch: grains touch the
     # triangles, not the vertices

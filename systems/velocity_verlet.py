@@ -3,7 +3,10 @@
 First half (INTEGRATE_FIRST): v += dt/2 F/m; x += dt v; w += dt/2 T/I.
 Second half (INTEGRATE_SECOND): v += dt/2 F/m; w += dt/2 T/I.
 Fixed rows feel no force: they move at their own (prescribed) velocity,
-x += dt v, which is zero for a particle that stays put. Symplectic and
+x += dt v, which is zero for a particle that stays put. A row of zero
+inertia has no rotational freedom (a membrane vertex: a material point of
+the sheet, not a ball): torques on it are dropped and its angular
+velocity keeps its value (zero). Symplectic and
 time-reversible for conservative forces: energy drifts only through
 round-off.
 """
@@ -22,7 +25,7 @@ def kick_drift(position, velocity, angular_velocity, force, torque, mass, inerti
                 position[i, a] += dt * velocity[i, a]
             continue
         dtfm = half / mass[i]
-        dtfi = half / inertia[i]
+        dtfi = half / inertia[i] if inertia[i] > 0.0 else 0.0
         for a in range(3):
             velocity[i, a] += dtfm * force[i, a]
             position[i, a] += dt * velocity[i, a]
@@ -36,7 +39,7 @@ def kick(velocity, angular_velocity, force, torque, mass, inertia, fixed, dt):
         if fixed[i]:
             continue
         dtfm = half / mass[i]
-        dtfi = half / inertia[i]
+        dtfi = half / inertia[i] if inertia[i] > 0.0 else 0.0
         for a in range(3):
             velocity[i, a] += dtfm * force[i, a]
             angular_velocity[i, a] += dtfi * torque[i, a]

@@ -1,0 +1,61 @@
+"""Velocity Verlet with rotation: a constant torque spins a sphere up as w = T t / I; a row of
+zero inertia (a membrane vertex) has no rotational freedom and keeps w = 0 under any torque.
+"""
+import numpy as np
+import pytest
+
+from ecs_dem import Box, Stage, System, World
+from ecs_dem.components.membranes import add_membrane
+from ecs_dem.components.mesh_generators import flat_sheet
+from ecs_dem.components.particles import KIND_MEMBRANE_VERTEX, add_particles, create_particle_table
+from ecs_dem.components.species import add_species
+from ecs_dem.systems.velocity_verlet import velocity_verlet
+
+TORQUE = np.array([1e-6, -2e-6, 3e-6])  # N m
+
+
+class ConstantTorque(System):
+    stage = Stage.FORCES
+    accumulates = {"particles": ("torque",)}
+
+    def run(self, world) -> None:
+        world.particles.torque[:] += TORQUE
+
+
+def spin_world(inertia):
+    world = World(Box((-1,) * 3, (1,) * 3), dt=1e-4)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
+    add_particles(world, [[0.0, 0.0, 0.0], [0.5, 0.0, 0.0]], 0.01)
+    world.particles.inertia[1] = inertia
+    first, second = velocity_verlet()
+    for s in (first, ConstantTorque(), second):
+        world.add_system(s)
+    return world
+
+
+@pytest.mark.parametrize("inertia", [0.0, 1e-9])
+def test_constant_torque_spins_a_sphere_up_and_leaves_a_zero_inertia_row_still(inertia):
+    world = spin_world(inertia)
+    steps = 50
+    world.run(steps)
+    p = world.particles
+    i0 = 0.4 * p.mass[0] * 0.01**2
+    np.testing.assert_allclose(p.angular_velocity[0], TORQUE * steps * world.dt / i0, rtol=1e-12)
+    if inertia == 0.0:
+        assert np.all(p.angular_velocity[1] == 0.0)
+    else:
+        np.testing.assert_allclose(p.angular_velocity[1], TORQUE * steps * world.dt / inertia,
+                                   rtol=1e-12)
+    assert np.all(np.isfinite(p.position)) and np.all(p.position[:, 1:] == 0.0)
+
+
+def test_membrane_vertices_get_no_rotational_freedom():
+    world = World(Box((-1,) * 3, (1,) * 3), dt=1e-6)
+    create_particle_table(world)
+    add_membrane(world, flat_sheet(1e-3, width=4e-3, height=4e-3), youngs_modulus=1e6,
+                 thickness=3e-4, density=1000.0, contact="particle", vertex_radius=5e-4)
+    p = world.particles
+    vertices = p.kind[:p.n_owned] == KIND_MEMBRANE_VERTEX
+    assert vertices.sum() > 4
+    assert np.all(p.inertia[:p.n_owned][vertices] == 0.0)
+    assert np.all(p.mass[:p.n_owned][vertices] > 0.0)
