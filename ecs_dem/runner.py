@@ -1,7 +1,8 @@
 """The run loop every driver shares: set-up or restart, run, soft kill, checkpoints, progress.
 
-A driver adds ``RUN_DEFAULTS`` to its own defaults and calls
-``run_world(world, cfg, total_steps)`` after building its world::
+A driver adds ``RUN_DEFAULTS`` to its own defaults, opens its HDF5 file with
+``open_output(path, cfg, comm)`` (continued, not overwritten, on a restart)
+and calls ``run_world(world, cfg, total_steps)`` after building its world::
 
     checkpoint        path of the checkpoint file ("" : <output>.checkpoint.h5 or none)
     checkpoint_every  steps between checkpoints (0: only on SIGINT/SIGTERM and at the end)
@@ -16,7 +17,8 @@ from __future__ import annotations
 import signal
 import sys
 
-from .io.checkpoint import Checkpointer, restart, write_checkpoint
+from .io.checkpoint import Checkpointer, checkpoint_step, restart, write_checkpoint
+from .io.hdf5_output import Hdf5Output
 from .progress import Progress
 
 RUN_DEFAULTS = {
@@ -25,6 +27,14 @@ RUN_DEFAULTS = {
     "restart": "",
     "progress": True,
 }
+
+
+def open_output(path, cfg: dict, comm=None) -> Hdf5Output:
+    """The driver's HDF5 output: a new file for a fresh run; with ``cfg["restart"]`` the
+    existing file continued from the checkpoint's step (what was written up to it is kept,
+    later records and snapshots are dropped, as the restarted run writes them again)."""
+    resume = checkpoint_step(cfg["restart"]) if cfg["restart"] else None
+    return Hdf5Output(path, cfg, comm, resume_step=resume)
 
 
 def install_run_systems(world, cfg: dict) -> Checkpointer | None:

@@ -35,9 +35,8 @@ from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_st
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import create_particle_table, fix_particles
 from ecs_dem.config import load_config
-from ecs_dem.io.hdf5_output import Hdf5Output
 from ecs_dem.jit import kernel
-from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.systems.membrane_diagnostics import MembraneDiagnostics
 from ecs_dem.systems.membrane_systems import membrane_snapshot_writer, membrane_systems
 from ecs_dem.systems.velocity_verlet import velocity_verlet
@@ -175,7 +174,7 @@ def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         comm = default_comm()
-        with Hdf5Output(Path(cfg["output"]), cfg, comm) as output:
+        with open_output(Path(cfg["output"]), cfg, comm) as output:
             world = build_world(cfg, output, comm)
             steps = int(round(cfg["duration"] / world.dt))
             if comm.rank == 0:

@@ -27,8 +27,7 @@ from ecs_dem.components.particles import add_particles, create_particle_table, f
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import load_config
-from ecs_dem.io.hdf5_output import Hdf5Output
-from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.gravity import Gravity
@@ -126,7 +125,7 @@ def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         comm = default_comm()
-        with Hdf5Output(Path(cfg["output"]), cfg, comm) as output:
+        with open_output(Path(cfg["output"]), cfg, comm) as output:
             world = build_world(cfg, output, comm)
             steps = int(round(cfg["duration"] / world.dt))
             if comm.rank == 0:

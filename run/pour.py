@@ -26,8 +26,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import load_config
-from ecs_dem.io.checkpoint import checkpoint_step
-from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
@@ -121,8 +120,7 @@ def main(argv=None) -> int:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         path = Path(cfg["output"])
         comm = default_comm()
-        resume = checkpoint_step(cfg["restart"]) if cfg["restart"] else None
-        with Hdf5Output(path, cfg, comm, resume_step=resume) as output:
+        with open_output(path, cfg, comm) as output:
             world = build_world(cfg, output, comm)
             steps = int(round(cfg["duration"] / world.dt))
             n = world.particles.n_owned  # before set-up every rank holds all particles

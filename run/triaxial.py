@@ -30,7 +30,9 @@ case 1). The membrane's end rings move with the platens and never touch
 them. For MSS_particle the vertices lie a vertex radius outside the
 grains' side surface (radius R + r_v), so both models hold the same
 sample, and the membrane's stress is sigma_c R / (R + r_v), so that the
-grains feel sigma_c.
+grains feel sigma_c. The vertex spheres do not spin (the membrane's vertices
+have no rotational freedom): MSS_particle's grains feel the membrane's
+friction as MSS_patch's do.
 
 Time step: ``dt_fraction`` of the smallest grain's Rayleigh time (0.2:
 5.8e-7 s). MSS_particle needs ``particle_dt_fraction`` = 0.025 (7.3e-8 s):
@@ -80,9 +82,7 @@ from ecs_dem.components.particles import add_particles, attach_to_wall, create_p
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import load_config
-from ecs_dem.io.checkpoint import checkpoint_step
-from ecs_dem.io.hdf5_output import Hdf5Output
-from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -247,10 +247,9 @@ def main(argv=None) -> int:
         if pack["shrink"] < 0.99:
             log("  warning: the preparation overlapped by more than 1 %: solid_fraction is above "
                 "jamming for this cylinder; lower it for grains closer to their radii")
-        resume = checkpoint_step(cfg["restart"]) if cfg["restart"] else None
         h5 = directory / f"{name}.h5"
         t0 = time.perf_counter()
-        with Hdf5Output(h5, cfg, comm, resume_step=resume) as output:
+        with open_output(h5, cfg, comm) as output:
             world, control = build_world(cfg, pack, output, comm, log)
             shear_time = cfg["height"] * (1 - math.exp(-cfg["max_strain"])) / cfg["platen_speed"]
             limit = int(math.ceil(1.5 * (cfg["confine_ramp"] + cfg["confine_max"] + shear_time)

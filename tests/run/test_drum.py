@@ -43,3 +43,19 @@ def test_drum_centre_deflection_matches_hencky(tmp_path, monkeypatch):
     expected = c * a * (cfg["pressure"] * a / (cfg["youngs_modulus"] * cfg["thickness"])) ** (1 / 3)
     assert expected > 0.1 * a  # a large deflection: the membrane regime, not small plates
     assert w0 == pytest.approx(expected, rel=0.03)
+
+
+def test_a_restarted_drum_keeps_what_it_wrote_before_the_checkpoint(tmp_path):
+    """A restart continues the driver's HDF5 file (ecs_dem.runner.open_output): the snapshots
+    up to the checkpoint stay, the continued run adds the later ones once each."""
+    import h5py
+
+    drum = load_drum()
+    out, ck = tmp_path / "drum.h5", tmp_path / "drum.checkpoint.h5"
+    common = ["--set", f"output={out}", "--set", f"checkpoint={ck}", "--set", "snapshot_every=20",
+              "--set", "progress=false"]
+    dt = drum.build_world(dict(drum.DEFAULTS, output=str(out))).dt
+    assert drum.main([*common, "--set", f"duration={100 * dt}"]) == 0
+    assert drum.main([*common, "--set", f"duration={200 * dt}", "--set", f"restart={ck}"]) == 0
+    with h5py.File(out, "r") as f:
+        assert sorted(int(k) for k in f["snapshots"]) == list(range(0, 201, 20))
