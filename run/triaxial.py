@@ -43,7 +43,11 @@ within 150 steps at 1.2e-7 s and runs at 7.3e-8 s; MembraneBending finds
 the limit, 9.4e-8 s, at the first step and refuses a larger dt with an
 error that names it (MSS_patch's 4 mm triangles allow 5.8e-7 s). This,
 more than the vertex count, is what makes MSS_particle expensive at the
-paper's parameters.
+paper's parameters. The limit falls further as grains drag and squeeze the
+sheet (case 1: below 7.25e-8 s at 2 % axial strain, below 5.2e-8 s at 3 %,
+by a bottom-ring hinge and one in the bulge); the run then stops with an
+error naming the hinge, and continues from its checkpoint with
+``--set particle_dt_fraction=0.012`` (3.5e-8 s).
 
 Membrane stretch: in the shear band a grain presses into the membrane and
 stretches single 4 mm triangles by 45 % at 14 % strain (case 1, seed 2);
