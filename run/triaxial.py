@@ -258,7 +258,8 @@ def main(argv=None) -> int:
             shear_time = cfg["height"] * (1 - math.exp(-cfg["max_strain"])) / cfg["platen_speed"]
             limit = int(math.ceil(1.5 * (cfg["confine_ramp"] + cfg["confine_max"] + shear_time)
                                   / world.dt))
-            log(f"  dt = {world.dt:.3g} s, membrane {cfg['model']}, sigma_c = {cfg['confining_stress'] / 1e3:g} kPa")
+            log(f"  dt = {world.dt:.3g} s, membrane {cfg['model']}, "
+                f"sigma_c = {cfg['confining_stress'] / 1e3:g} kPa")
             status = run_world(world, cfg, limit, until=is_done, check_every=cfg["sample_every"])
             elapsed = time.perf_counter() - t0
             if world.stop_requested:

@@ -430,6 +430,7 @@ class MultiContactForces(System):
             plain.setup(world)
             ws = walls.species
             self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
+            self._on_walls = np.zeros((self.n_walls, 3))  # this rank's share of the walls' force
             attached = ("wall",) if world.particles.has_field("wall") else ()
             self.reads = dict(self.reads, walls=plain.reads["walls"],
                               particles=("mc_wall_displacement", *attached))
@@ -462,7 +463,8 @@ class MultiContactForces(System):
             raise InputError("walls were added after set-up; add every wall before the first step")
         n, bound, s = p.n_owned, self._bound, self._wall_scratch
         history = tuple(f"wall_{f}" for f in bound.function.history)
-        on_walls = np.zeros((k, 3))  # this rank's share of the grains' force on each wall
+        on_walls = self._on_walls
+        on_walls[...] = 0.0
         self.touching_walls = int(self._kernels.wall_contacts(
             n, p.mc_wall_displacement.reshape(-1), p.position, p.velocity, p.angular_velocity,
             p.radius, p.mass, p.species, WallContacts.attached_walls(p, n), walls.point,

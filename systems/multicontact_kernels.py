@@ -264,8 +264,8 @@ def wall_contacts(n_owned, surface, position, velocity, angular_velocity, radius
     and radius r_i + W; ``attached`` (per particle, the wall it moves with or
     -1): a particle never touches the wall it is attached to. Writes
     ``normal_force`` and ``offset`` (= surface) of every contact; ``wall_force``
-    (n_walls, 3) receives the particles' force on each wall. Walls are swept one at a time, as the plain kernel. Returns
-    the touching count.
+    (n_walls, 3) receives the particles' force on each wall. Walls are swept one
+    at a time, as the plain kernel. Returns the touching count.
     """
     C = CHUNK
     k = load_constants(consts)  # noqa: F821

@@ -1,4 +1,4 @@
-"""run/friction.py, the sliding test of Goetz & Poeschel Sect. 3.2, on a kinematic membrane.
+"""run/friction.py, the sliding test of Goetz & Poeschel Sect. 3.2, on kinematic and free sheets.
 
 A grain pressed onto fixed patches and dragged at constant speed must feel a constant normal
 force (the load) and a constant friction force mu F_n (mu the mean of the two species'
