@@ -51,7 +51,12 @@ class Halo(enum.Enum):
 
 @dataclass(frozen=True)
 class Field:
-    """Declaration of one column: dtype, per-row shape, halo policy, units."""
+    """Declaration of one column: dtype, per-row shape, halo policy, units.
+
+    ``scratch``: a working value that a system recomputes every step before anything
+    reads it (not state): checkpoints leave it out and a restart fills it with its
+    default, so a checkpoint written before the field existed still restarts.
+    """
 
     name: str
     dtype: type | np.dtype = np.float64
@@ -60,6 +65,7 @@ class Field:
     default: float | int = 0
     unit: str = ""
     doc: str = ""
+    scratch: bool = False
 
     @property
     def np_dtype(self) -> np.dtype:

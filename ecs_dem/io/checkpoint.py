@@ -3,7 +3,8 @@
 Layout::
 
     /                        attrs: format, step, time, dt, ranks, config (JSON), rng (JSON)
-    /tables/<name>/<field>   every field of every table; attrs kind, next_gid
+    /tables/<name>/<field>   every field of every table but scratch ones (Field.scratch,
+                             recomputed each step); attrs kind, next_gid
                              distributed tables (spatial ones and those anchored to
                              them: particles, pairs with their contact history,
                              bonded elements) hold the owned rows of all ranks in
@@ -43,6 +44,11 @@ def _distributed(world, table) -> bool:
     return table in world.spatial_tables() or bool(table.anchor)
 
 
+def _state_fields(table) -> list[str]:
+    """The fields a checkpoint holds: all but scratch (Field.scratch)."""
+    return [name for name, f in table.fields.items() if not f.scratch]
+
+
 def write_checkpoint(world, path, config: dict | None = None) -> Path:
     """Save the complete state of `world` to `path` (collective: every rank calls it)."""
     from .. import __version__
@@ -69,10 +75,10 @@ def write_checkpoint(world, path, config: dict | None = None) -> Path:
         if _distributed(world, table):
             rows = np.array(comm.allgather_object(table.n_owned), dtype=np.int64)
             sf.write_replicated(group, "rank_rows", rows)
-            for fname in table.fields:
+            for fname in _state_fields(table):
                 sf.write_rows(group, fname, table.owned(fname))
         else:
-            for fname in table.fields:
+            for fname in _state_fields(table):
                 sf.write_replicated(group, fname, table.owned(fname))
         if sf.writes_metadata:
             g = sf.file[group]
@@ -130,7 +136,7 @@ def restart(world, path) -> dict:
         if name not in world.tables:
             raise InputError(f"checkpoint {path} has a table '{name}' that this driver does not create")
         table = world.tables[name]
-        missing = set(table.fields) - set(fields)
+        missing = set(_state_fields(table)) - set(fields)
         if missing:
             raise InputError(f"checkpoint {path}: table '{name}' lacks fields {sorted(missing)}; "
                              "restart with the driver and systems that wrote it")
@@ -139,7 +145,7 @@ def restart(world, path) -> dict:
             counts = sf.read_rows(f"tables/{name}", "rank_rows")
             start = int(counts[:comm.rank].sum())
             stop = start + int(counts[comm.rank])
-        values = {f: sf.read_rows(f"tables/{name}", f, start, stop) for f in table.fields}
+        values = {f: sf.read_rows(f"tables/{name}", f, start, stop) for f in _state_fields(table)}
         table.permute(np.empty(0, dtype=np.int64))
         n = values["gid"].shape[0]
         table.append(n, **values)

@@ -43,6 +43,42 @@ def test_restart_rejects_missing_file_and_foreign_tables(tmp_path):
         restart(dense_bed(SerialComm()), tmp_path / "net.h5")
 
 
+def test_scratch_fields_stay_out_of_checkpoints_and_restart_at_their_default(tmp_path):
+    """A scratch field (recomputed before every read) is not state: the file leaves it out, so
+    a checkpoint written before the field existed restarts a world that has it; its rows get
+    the field's default, and a non-scratch field missing from the file is still refused."""
+    import h5py
+
+    from ecs_dem.table import Field, Halo
+
+    scratch = Field("work", np.float64, (), Halo.FORWARD, 7.0, "", "scratch", scratch=True)
+    plain = dense_bed(SerialComm())
+    plain.run(5)
+    write_checkpoint(plain, tmp_path / "old.h5")
+    withfield = dense_bed(SerialComm())
+    withfield.particles.add_field(scratch)
+    withfield.particles.work[:] = 1.0
+    withfield.run(5)
+    write_checkpoint(withfield, tmp_path / "new.h5")
+    with h5py.File(tmp_path / "new.h5", "r") as f:
+        assert "work" not in f["tables/particles"] and "velocity" in f["tables/particles"]
+    resumed = dense_bed(SerialComm())
+    resumed.particles.add_field(scratch)
+    restart(resumed, tmp_path / "old.h5")
+    assert resumed.step == 5 and np.all(resumed.particles.work == 7.0)
+    np.testing.assert_array_equal(np.sort(resumed.particles.gid), np.sort(plain.particles.gid))
+    resumed.particles.add_field(Field("state", np.float64, (), Halo.FORWARD, 0.0))
+    with pytest.raises(InputError, match=r"lacks fields \['state'\]"):
+        restart(dense_bed_with(resumed.particles.fields), tmp_path / "old.h5")
+
+
+def dense_bed_with(fields):
+    world = dense_bed(SerialComm())
+    for f in fields.values():
+        world.particles.add_field(f)
+    return world
+
+
 KILLED_WRITE = textwrap.dedent('''
     import os, signal, sys
     sys.path.insert(0, {tests!r})
