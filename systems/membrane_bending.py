@@ -32,22 +32,36 @@ angle (an inverted triangle), stops the run with an error naming the
 membrane, the hinge's vertices and the step, before a NaN can reach the
 state; this check runs even when both bending constants are zero.
 
-Time step: the dissipative force is linear in the velocities, F = -C v, and
-velocity Verlet (forces from the half-step velocities) damps a mode of
-M^-1 C with rate lambda as v <- (1 - dt lambda) v per step: stable only for
-dt < 2 / lambda_max. At its first step (and whenever dt changes) the system
-finds lambda_max by power iteration over this rank's hinges (exact on one
-rank; on many, the largest over subdomains, which misses only the hinges of
-other ranks at the boundary) and refuses a larger dt with an error naming
-the limit. The paper's damper (k_diss = 1e-4 N s) on MSS_particle's 0.25 mg
-vertices needs dt < 9.4e-8 s, where the grains alone allow 5.8e-7 s.
-The limit falls as triangles distort (|u_j| ~ 1 / triangle height): in the
-triaxial test's shear band a grain pressing into MSS_patch's sheet took it
-from 2.6e-6 s to below dt = 5.8e-7 s, and the run blew up. So
-every ``check_every`` steps the largest single-hinge rate (a cheap proxy)
-is compared with the level where the whole damper's rate reaches 2 / dt,
-calibrated by the power iteration; past it, the power iteration decides
-and the run stops with an error naming the hinge and the new limit.
+Time step: the dissipative force is linear in the velocities, F = -C v with
+C = sum_h c_h u_h u_h^T (c_h = factor k_diss |e|, u_h stacking the hinge's four
+u_i), and velocity Verlet (forces from the half-step velocities) maps the
+velocities as v <- (1 - dt M^-1 C) v per step: stable only for
+dt lambda_max(M^-1 C) < 2. The paper's damper (k_diss = 1e-4 N s) on
+MSS_particle's 0.25 mg vertices needs dt < 9.4e-8 s on the undeformed mesh, and
+the limit falls as grains squeeze triangles (|u_i| ~ 1 / triangle height): in
+the triaxial test to 3.5e-8 s at 3.6 % strain, while the grains allow 5.8e-7 s.
+So the damper is limited where the step cannot resolve it, with a bound that
+keeps it stable at any dt and on any mesh: with the vertex damping rate
+r_i = sum over the hinges at vertex i of c_h |u_hi|^2 / m_i (1/s; 0 for fixed
+vertices), each hinge's damping force is scaled by
+s_h = min(1, q / (dt max_{i in h} r_i)), q = DAMPING_STEP_BOUND = 0.45.
+Then, since (sum_j u_hj . v_j)^2 <= 4 sum_j (u_hj . v_j)^2 (four vertices),
+v^T (sum_h s_h C_h) v <= 4 sum_i |v_i|^2 sum_{h at i} s_h c_h |u_hi|^2
+<= 4 q / dt v^T M v, i.e. dt lambda_max <= 4 q = 1.8 < 2 whatever the shapes.
+Each hinge keeps its force along its u_i (momentum and angular momentum kept,
+power never positive), and s_h = 1, the paper's damper unchanged, wherever
+dt r_i <= q; as dt -> 0 every s_h -> 1. A hinge with s_h < 1 still relaxes its
+bending rate within a few steps: faster than anything the step resolves. On
+MSS_particle's undeformed case 1 mesh at its default dt = 7.25e-8 s, dt r_i
+is 0.69 at every vertex (s_h = 0.65; s_h = 1 from dt = 4.7e-8 s down) and
+dt lambda_max 1.01 (the paper's damper: 1.55); at 3.6 and 5.7 % axial strain
+dt r_i reaches 1.8 and 2.1 (s_h down to 0.24 and 0.21, median 0.6) and
+dt lambda_max is 1.04 and 1.06 (the paper's: 3.8 and 4.1, unstable).
+Squeezed triangles get smaller s_h instead of stopping the run. The rates need every hinge at a vertex, also those of
+other ranks: BendingDampingLoad accumulates c_h |u_hi|^2 (reverse reduction),
+BendingDampingRate divides by the mass on the owner, and MembraneBending reads
+the rates on ghosts (forward); MembraneBending adds both systems before
+itself when some membrane has bending damping.
 """
 from __future__ import annotations
 
@@ -56,14 +70,24 @@ import math
 import numpy as np
 
 from ecs_dem.components.membranes import element_span
-from ecs_dem.errors import StateError, UnstableTimeStepError
+from ecs_dem.errors import InputError, StateError
 from ecs_dem.jit import inline, kernel
 from ecs_dem.system import Stage, System
+from ecs_dem.table import Field, Halo
 
 #: convention factor on the force: 1 (paper), 4 (mercurydpm)
 CONVENTION_FACTOR = np.array([1.0, 4.0])
 DEGENERATE = 1
 FOLDED = 2
+#: q of the damper's limit s_h = min(1, q / (dt max r_i)): dt lambda_max <= 4 q (docstring)
+DAMPING_STEP_BOUND = 0.45
+
+DAMPING_LOAD = Field("bending_damping_load", np.float64, (), Halo.REVERSE, 0.0, "kg/s",
+                     "sum over the hinges at a membrane vertex of factor k_diss |e| |u_i|^2",
+                     scratch=True)
+DAMPING_RATE = Field("bending_damping_rate", np.float64, (), Halo.FORWARD, 0.0, "1/s",
+                     "bending_damping_load / mass (0 for fixed rows): the rate r_i of the "
+                     "bending damper's limit", scratch=True)
 
 
 @inline
@@ -147,21 +171,25 @@ def fold_cosine(max_fold: float) -> float:
 
 
 def bending_forces(rows, rest_angle, membrane, k_el, k_diss, factor, position, velocity, force,
-                   max_fold):
+                   max_fold, rate=None, rate_limit=math.inf):
     """Accumulate Eqs. (11)-(12) of every hinge into the four vertex rows (module docstring).
 
-    k_el, k_diss, factor are per membrane. Returns (first bad hinge, kind): kind 1 a
-    degenerate triangle, 2 a fold beyond max_fold from the rest angle; (-1, 0) if none.
-    Bad hinges contribute no force. (bending_kernel with the rest angles' terms made here;
-    a system keeps them between steps.)
+    k_el, k_diss, factor are per membrane. ``rate`` (1/s, per row) are the vertex damping
+    rates r_i and ``rate_limit`` = q / dt: a hinge whose largest r_i exceeds it has its
+    damping scaled by rate_limit / max r_i (the default: no limit). Returns (first bad hinge,
+    kind): kind 1 a degenerate triangle, 2 a fold beyond max_fold from the rest angle;
+    (-1, 0) if none. Bad hinges contribute no force. (bending_kernel with the rest angles'
+    terms made here; a system keeps them between steps.)
     """
+    if rate is None:
+        rate = np.zeros(position.shape[0])
     return bending_kernel(rows, rest_terms(rest_angle), membrane, k_el, k_diss, factor,
-                          position, velocity, force, fold_cosine(max_fold))
+                          position, velocity, force, fold_cosine(max_fold), rate, rate_limit)
 
 
 @kernel
 def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocity, force,
-                   fold_cos):
+                   fold_cos, rate, rate_limit):
     """bending_forces with ``rest`` = rest_terms(theta0) and ``fold_cos`` =
     fold_cosine(max_fold).
 
@@ -213,7 +241,12 @@ def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocit
             sin_half = (across / math.sqrt(2.0 * r * (r + along)) if r + along > 0.0
                         else math.copysign(1.0, across))
             elastic = kel * elen * elen / (n1len + n2len) * (sin_half - rest[h, 0])
-        coefficient = factor[m] * (elastic - kdiss * elen * omega)
+        damping = kdiss * elen * omega
+        if kdiss != 0.0:
+            worst = max(max(rate[a], rate[b]), max(rate[c], rate[d]))
+            if worst > rate_limit:
+                damping *= rate_limit / worst
+        coefficient = factor[m] * (elastic - damping)
         for c3 in range(3):
             force[a, c3] += coefficient * u[0, c3]
             force[b, c3] += coefficient * u[1, c3]
@@ -240,43 +273,10 @@ def bending_energies(rows, rest_angle, membrane, k_el, factor, position, n_membr
     return out
 
 
-def damping_rate(rows, membrane, k_diss, factor, position, mass, iterations: int = 200,
-                 seed: int = 0) -> float:
-    """The largest eigenvalue lambda_max (1/s) of M^-1 C, C the damping matrix of Eq. (12):
-    dt < 2 / lambda_max keeps velocity Verlet stable (module docstring).
-
-    Power iteration in the mass-weighted inner product, where M^-1 C is self-adjoint;
-    the Rayleigh quotient approaches lambda_max from below. Rows are all the rows
-    `position` and `mass` cover (owned and ghost); hinges with no area add nothing.
-    """
-    n = position.shape[0]
-    if rows.shape[0] == 0 or not np.any(k_diss > 0.0):
-        return 0.0
-    no_stiffness = np.zeros_like(k_diss)
-    flat = rest_terms(np.zeros(rows.shape[0]))  # no stiffness: the rest angle plays no part
-    v = np.random.default_rng(seed).standard_normal((n, 3))
-    rate = 0.0
-    for _ in range(iterations):
-        force = np.zeros((n, 3))
-        bending_kernel(rows, flat, membrane, no_stiffness, k_diss, factor, position, v, force,
-                       fold_cosine(math.inf))
-        w = -force / mass[:, None]
-        norm = math.sqrt(float(np.sum(mass[:, None] * v * v)))
-        rate = float(np.sum(mass[:, None] * v * w)) / norm**2
-        wnorm = math.sqrt(float(np.sum(mass[:, None] * w * w)))
-        if wnorm == 0.0:
-            return 0.0
-        v = w / wnorm
-    return rate
-
-
 @kernel
-def largest_hinge_rate(rows, membrane, k_diss, factor, position, mass):
-    """(max over hinges of lambda_h, that hinge): lambda_h = factor k_diss |e| sum_j |u_j|^2 / m_j
-    (1/s) is the one non-zero eigenvalue of a single hinge's M^-1 C (rank one), the cheap
-    per-step proxy of damping_rate (module docstring). (0, -1) without damping."""
-    best = 0.0
-    where = -1
+def damping_loads(rows, membrane, k_diss, factor, position, load):
+    """Add factor k_diss |e| |u_i|^2 (kg/s) of every hinge into its four vertex rows of
+    ``load``: the numerator of the vertex damping rate r_i (module docstring)."""
     for h in range(rows.shape[0]):
         kdiss = k_diss[membrane[h]]
         if kdiss == 0.0:
@@ -284,15 +284,50 @@ def largest_hinge_rate(rows, membrane, k_diss, factor, position, mass):
         g = hinge_frame(position, rows[h, 0], rows[h, 1], rows[h, 2], rows[h, 3])
         if g[3] == 0.0:
             continue
-        total = 0.0
+        c = factor[membrane[h]] * kdiss * g[2]
         for k in range(4):
-            uu = g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2 + g[7 + 3 * k] ** 2
-            total += uu / mass[rows[h, k]]
-        rate = factor[membrane[h]] * kdiss * g[2] * total
-        if rate > best:
-            best = rate
-            where = h
-    return best, where
+            load[rows[h, k]] += c * (g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2 + g[7 + 3 * k] ** 2)
+
+
+def vertex_damping_rates(rows, membrane, k_diss, factor, position, mass, fixed=None):
+    """r_i (1/s) of every row from the hinges given (all of them on one rank)."""
+    load = np.zeros(position.shape[0])
+    damping_loads(rows, membrane, k_diss, factor, position, load)
+    free = mass > 0.0 if fixed is None else (mass > 0.0) & ~np.asarray(fixed, bool)
+    return np.where(free, load / np.where(free, mass, 1.0), 0.0)
+
+
+def damping_rate(rows, membrane, k_diss, factor, position, mass, iterations: int = 200,
+                 seed: int = 0, rate=None, rate_limit: float = math.inf) -> float:
+    """The largest eigenvalue lambda_max (1/s) of M^-1 C, C the damping matrix of Eq. (12)
+    with each hinge limited by ``rate`` and ``rate_limit`` as in bending_forces (default:
+    the paper's damper): velocity Verlet is stable for dt < 2 / lambda_max (module docstring).
+
+    Power iteration in the mass-weighted inner product, where M^-1 C is self-adjoint;
+    the Rayleigh quotient approaches lambda_max from below. Rows are all the rows
+    `position` and `mass` cover; hinges with no area add nothing.
+    """
+    n = position.shape[0]
+    if rows.shape[0] == 0 or not np.any(k_diss > 0.0):
+        return 0.0
+    if rate is None:
+        rate = np.zeros(n)
+    no_stiffness = np.zeros_like(k_diss)
+    flat = rest_terms(np.zeros(rows.shape[0]))  # no stiffness: the rest angle plays no part
+    v = np.random.default_rng(seed).standard_normal((n, 3))
+    result = 0.0
+    for _ in range(iterations):
+        force = np.zeros((n, 3))
+        bending_kernel(rows, flat, membrane, no_stiffness, k_diss, factor, position, v, force,
+                       fold_cosine(math.inf), rate, rate_limit)
+        w = -force / mass[:, None]
+        norm = math.sqrt(float(np.sum(mass[:, None] * v * v)))
+        result = float(np.sum(mass[:, None] * v * w)) / norm**2
+        wnorm = math.sqrt(float(np.sum(mass[:, None] * w * w)))
+        if wnorm == 0.0:
+            return 0.0
+        v = w / wnorm
+    return result
 
 
 def membrane_constants(membranes):
@@ -302,12 +337,48 @@ def membrane_constants(membranes):
             CONVENTION_FACTOR[membranes.bending_convention])
 
 
+class BendingDampingLoad(System):
+    """Accumulates each hinge's factor k_diss |e| |u_i|^2 into its vertices'
+    ``bending_damping_load`` (reverse: every hinge at a vertex counts, on whatever rank);
+    MembraneBending adds it (module docstring, Time step)."""
+
+    stage = Stage.FORCES
+    reads = {"membrane_hinges": ("rows", "membrane"),
+             "membranes": ("bending_damping", "bending_convention")}
+    reads_ghosts = {"particles": ("position",)}
+    accumulates = {"particles": ("bending_damping_load",)}
+
+    def run(self, world) -> None:
+        h, p = world.membrane_hinges, world.particles
+        _, k_diss, factor = membrane_constants(world.membranes)
+        damping_loads(h.rows, h.membrane, k_diss, factor, p.with_ghosts("position"),
+                      p.with_ghosts("bending_damping_load"))
+
+
+class BendingDampingRate(System):
+    """r_i = bending_damping_load / mass on owned rows (0 for fixed ones, whose motion is
+    prescribed); the scheduler forwards it to the ghosts MembraneBending reads."""
+
+    stage = Stage.FORCES
+    reads = {"particles": ("bending_damping_load", "mass", "fixed")}
+    writes = {"particles": ("bending_damping_rate",)}
+
+    def run(self, world) -> None:
+        p = world.particles
+        load, mass, fixed = p.bending_damping_load, p.mass, p.fixed
+        free = (mass > 0.0) & ~fixed
+        p.bending_damping_rate[:] = np.where(free, load / np.where(free, mass, 1.0), 0.0)
+
+
 class MembraneBending(System):
     """Bending forces of every hinge (module docstring), and the fold check.
 
     ``max_fold`` [rad]: how far a hinge may turn from its rest angle before
     the run stops (default 170 degrees: an inverted triangle). ``max_stretch``:
     longest a hinge may get relative to its initial extent (ghost width).
+    With bending damping on some membrane, set-up adds BendingDampingLoad and
+    BendingDampingRate before this system: they give the rates that keep the
+    damper stable at any dt (module docstring, Time step).
     """
 
     stage = Stage.FORCES
@@ -316,16 +387,24 @@ class MembraneBending(System):
     reads_ghosts = {"particles": ("position", "velocity", "mass")}
     accumulates = {"particles": ("force",)}
 
-    def __init__(self, max_fold: float = np.radians(170.0), max_stretch: float = 1.5,
-                 check_time_step: bool = True, check_every: int = 10):
+    def __init__(self, max_fold: float = np.radians(170.0), max_stretch: float = 1.5):
         self.max_fold = float(max_fold)
         self.max_stretch = float(max_stretch)
-        self.check_time_step = bool(check_time_step)
-        self.check_every = max(int(check_every), 1)
-        self._checked_dt = None
-        self.time_step_limit = math.inf  # s, from the damping (module docstring)
-        self._alarm_rate = math.inf  # largest single-hinge rate before damping_rate re-checks
+        self._limited = False  # damping on some membrane: the rate systems run before this
         self._rest_cache = None  # ((epoch, rows), rest_terms of the hinges)
+
+    def setup(self, world) -> None:
+        if ("membranes" not in world.tables
+                or not np.any(np.asarray(world.membranes.bending_damping) > 0.0)):
+            return
+        self._limited = True
+        for f in (DAMPING_LOAD, DAMPING_RATE):
+            world.particles.add_field(f)
+        self.reads_ghosts = {"particles": (*type(self).reads_ghosts["particles"],
+                                           "bending_damping_rate")}
+        for kind in (BendingDampingLoad, BendingDampingRate):
+            if not world.has_system(kind):
+                world.add_system(kind(), before=self)
 
     def _rest_terms(self, hinges) -> np.ndarray:
         """rest_terms of the hinges' rest angles, made again only when the table's rows
@@ -339,76 +418,22 @@ class MembraneBending(System):
         """The largest distance from a hinge's anchor x1 to its other vertices, stretched."""
         return self.max_stretch * element_span(world, "membrane_hinges")
 
-    def check_damping_time_step(self, world) -> None:
-        """Refuse a time step above 2 / lambda_max of the hinge damping (module docstring)."""
-        h, p = world.membrane_hinges, world.particles
-        _, k_diss, factor = membrane_constants(world.membranes)
-        mass = p.with_ghosts("mass")
-        rate = world.comm.max(damping_rate(h.rows, h.membrane, k_diss, factor,
-                                           p.with_ghosts("position"), mass))
-        lightest = world.comm.min(float(mass[h.rows].min()) if h.n_owned else math.inf)
-        self.time_step_limit = 2.0 / rate if rate > 0.0 else math.inf
-        self._checked_dt = world.dt
-        self._calibrate(world, rate)
-        if self.check_time_step and world.dt > self.time_step_limit:
-            raise UnstableTimeStepError(
-                f"time step dt = {world.dt:.4g} s exceeds the stable limit "
-                f"{self.time_step_limit:.4g} s of the membranes' bending damping (bending_damping "
-                f"up to {float(np.max(k_diss)):.3g} N s on vertices of {lightest:.3g} kg and "
-                "up): lower dt below the limit, lower bending_damping, or use larger "
-                "(heavier) membrane elements; or pass check_time_step=False to MembraneBending")
-
-    def _largest_hinge_rate(self, world) -> tuple[float, int]:
-        h, p = world.membrane_hinges, world.particles
-        _, k_diss, factor = membrane_constants(world.membranes)
-        return largest_hinge_rate(h.rows, h.membrane, k_diss, factor, p.with_ghosts("position"),
-                                  p.with_ghosts("mass"))
-
-    def _calibrate(self, world, rate: float) -> None:
-        """Where the single-hinge proxy should call for a re-check: the whole damper's rate
-        grows with the largest hinge's, so dt rate = 2 is expected at this many times it."""
-        largest, _ = self._largest_hinge_rate(world)
-        self._alarm_rate = (largest * 2.0 / (world.dt * rate) if rate > 0.0 and largest > 0.0
-                            else math.inf)
-
-    def _check_distortion(self, world) -> None:
-        """During a run: a hinge whose triangles distorted (a grain pressing into the sheet)
-        can lower the damper's limit below dt; the proxy watches it every ``check_every``
-        steps and the power iteration over this rank's hinges decides (no collective: a
-        rank that finds the limit broken stops the run, as for an inverted triangle)."""
-        largest, where = self._largest_hinge_rate(world)
-        if largest <= self._alarm_rate:
-            return
-        h, p = world.membrane_hinges, world.particles
-        _, k_diss, factor = membrane_constants(world.membranes)
-        position = p.with_ghosts("position")
-        rate = damping_rate(h.rows, h.membrane, k_diss, factor, position, p.with_ghosts("mass"))
-        if rate * world.dt <= 2.0:  # still stable: the next check after the proxy grows 2 %
-            self._alarm_rate = (max(largest * 2.0 / (world.dt * rate), 1.02 * largest)
-                                if rate > 0.0 else math.inf)
-            return
-        raise StateError(
-            f"step {world.step}: membrane {int(h.membrane[where])}, hinge on vertices "
-            f"{h.vertices[where].tolist()} near x = {np.round(position[h.rows[where, 0]], 5).tolist()} "
-            f"m: its triangles distorted until the bending damper needs dt < {2.0 / rate:.4g} s "
-            f"(at the start {self.time_step_limit:.4g} s), and dt = {world.dt:.4g} s: past the "
-            "limit the run blows up (within a few to a few thousand steps). Lower dt (or "
-            "dt_fraction) or bending_damping, or refine the mesh "
-            "where grains press into it; the last output and checkpoint are intact (a restart "
-            "from it with a lower dt continues at that dt)")
-
     def run(self, world) -> None:
         h = world.membrane_hinges
         p = world.particles
-        if self._checked_dt != world.dt:
-            self.check_damping_time_step(world)
-        elif self.check_time_step and world.step % self.check_every == 0:
-            self._check_distortion(world)
         k_el, k_diss, factor = membrane_constants(world.membranes)
+        if self._limited:
+            rate = p.with_ghosts("bending_damping_rate")
+        elif np.any(k_diss > 0.0):
+            raise InputError("MembraneBending: bending_damping was set after set-up; give the "
+                             "membranes their damping before World.setup (add_membrane)")
+        else:
+            rate = np.zeros(1)  # never read: no hinge is damped
         bad, kind = bending_kernel(h.rows, self._rest_terms(h), h.membrane, k_el,
                                    k_diss, factor, p.with_ghosts("position"),
                                    p.with_ghosts("velocity"), p.with_ghosts("force"),
-                                   fold_cosine(self.max_fold))
+                                   fold_cosine(self.max_fold), rate,
+                                   DAMPING_STEP_BOUND / world.dt)
         if bad >= 0:
             what = ("one of its triangles has collapsed to (nearly) zero area" if kind == DEGENERATE
                     else f"it folded more than {np.degrees(self.max_fold):.0f} degrees from its rest "
