@@ -35,19 +35,16 @@ have no rotational freedom): MSS_particle's grains feel the membrane's
 friction as MSS_patch's do.
 
 Time step: ``dt_fraction`` of the smallest grain's Rayleigh time (0.2:
-5.8e-7 s). MSS_particle needs ``particle_dt_fraction`` = 0.025 (7.3e-8 s):
-the bending damping k_diss = 1e-4 N s on its 1.33 mm triangles is an
-explicit damper whose stable step shrinks with the cube of the edge (mass
-~ s^2, damping coefficient ~ 1/s); measured on the small case, it diverges
-within 150 steps at 1.2e-7 s and runs at 7.3e-8 s; MembraneBending finds
-the limit, 9.4e-8 s, at the first step and refuses a larger dt with an
-error that names it (MSS_patch's 4 mm triangles allow 5.8e-7 s). This,
-more than the vertex count, is what makes MSS_particle expensive at the
-paper's parameters. The limit falls further as grains drag and squeeze the
-sheet (case 1: below 7.25e-8 s at 2 % axial strain, below 5.2e-8 s at 3 %,
-by a bottom-ring hinge and one in the bulge); the run then stops with an
-error naming the hinge, and continues from its checkpoint with
-``--set particle_dt_fraction=0.012`` (3.5e-8 s).
+5.8e-7 s), for both models (``particle_dt_fraction`` for MSS_particle,
+the same by default). The paper's bending damping k_diss = 1e-4 N s on
+MSS_particle's 1.33 mm triangles, integrated explicitly, would need
+dt < 9.4e-8 s on the undeformed mesh and ever less as grains squeeze the
+triangles (3.5e-8 s at 3.6 % axial strain on case 1): MembraneBending
+limits each hinge's damper where the step cannot resolve it, which keeps it
+stable at any dt (systems/membrane_bending.py, Time step). At 5.8e-7 s that
+leaves MSS_particle's bending damping at 0.08 of the paper's on the
+undeformed mesh (the paper's in full from 4.7e-8 s down, where
+``particle_dt_fraction`` = 0.016).
 
 Membrane stretch: in the shear band a grain presses into the membrane and
 stretches single 4 mm triangles by 45 % at 14 % strain (case 1, seed 2);
@@ -141,7 +138,7 @@ DEFAULTS = {
     "max_strain": 0.15,             # ln(h0/h)
     "gravity": 0.0,                 # m/s^2
     "dt_fraction": 0.2,             # of the grains' Rayleigh time
-    "particle_dt_fraction": 0.025,  # the same for MSS_particle (its bending damping, docstring)
+    "particle_dt_fraction": 0.2,    # the same for MSS_particle (docstring, Time step)
     "skin": 0.25e-3,                # m
     "max_stretch": 2.0,             # longest a membrane element may get over its initial size
     "sample_every": 200,            # steps between records

@@ -50,18 +50,21 @@ v^T (sum_h s_h C_h) v <= 4 sum_i |v_i|^2 sum_{h at i} s_h c_h |u_hi|^2
 <= 4 q / dt v^T M v, i.e. dt lambda_max <= 4 q = 1.8 < 2 whatever the shapes.
 Each hinge keeps its force along its u_i (momentum and angular momentum kept,
 power never positive), and s_h = 1, the paper's damper unchanged, wherever
-dt r_i <= q; as dt -> 0 every s_h -> 1. A hinge with s_h < 1 still relaxes its
-bending rate within a few steps: faster than anything the step resolves. On
-MSS_particle's undeformed case 1 mesh at its default dt = 7.25e-8 s, dt r_i
-is 0.69 at every vertex (s_h = 0.65; s_h = 1 from dt = 4.7e-8 s down) and
-dt lambda_max 1.01 (the paper's damper: 1.55); at 3.6 and 5.7 % axial strain
-dt r_i reaches 1.8 and 2.1 (s_h down to 0.24 and 0.21, median 0.6) and
-dt lambda_max is 1.04 and 1.06 (the paper's: 3.8 and 4.1, unstable).
-Squeezed triangles get smaller s_h instead of stopping the run. The rates need every hinge at a vertex, also those of
-other ranks: BendingDampingLoad accumulates c_h |u_hi|^2 (reverse reduction),
-BendingDampingRate divides by the mass on the owner, and MembraneBending reads
-the rates on ghosts (forward); MembraneBending adds both systems before
-itself when some membrane has bending damping.
+dt r_i <= q; as dt -> 0 every s_h -> 1. A hinge with s_h < 1 still relaxes
+its bending rate within some steps: faster than anything the step resolves.
+On MSS_particle's undeformed case 1 mesh dt r_i = 0.69 at every vertex at
+dt = 7.25e-8 s (s_h = 0.65; s_h = 1 from dt = 4.7e-8 s down) and
+dt lambda_max = 1.01 (the paper's damper: 1.55); at 3.6 and 5.7 % axial
+strain dt r_i reaches 1.8 and 2.1 (s_h down to 0.24 and 0.21, median 0.6)
+and dt lambda_max is 1.04 and 1.06 (the paper's: 3.8 and 4.1, unstable). At
+the triaxial driver's 5.8e-7 s, s_h = 0.08 on the undeformed mesh.
+Squeezed triangles get smaller s_h instead of stopping the run.
+
+The rates need every hinge at a vertex, also those of other ranks:
+BendingDampingLoad accumulates c_h |u_hi|^2 (reverse reduction),
+BendingDampingRate divides by the mass on the owner, and MembraneBending
+reads the rates on ghosts (forward); MembraneBending adds both systems
+before itself when some membrane has bending damping.
 """
 from __future__ import annotations
 
