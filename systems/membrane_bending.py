@@ -85,6 +85,7 @@ FOLDED = 2
 #: q of the damper's limit s_h = min(1, q / (dt max r_i)): dt lambda_max <= 4 q (docstring)
 DAMPING_STEP_BOUND = 0.45
 
+NO_RATES = np.zeros(1)
 DAMPING_LOAD = Field("bending_damping_load", np.float64, (), Halo.REVERSE, 0.0, "kg/s",
                      "sum over the hinges at a membrane vertex of factor k_diss |e| |u_i|^2",
                      scratch=True)
@@ -292,12 +293,23 @@ def damping_loads(rows, membrane, k_diss, factor, position, load):
             load[rows[h, k]] += c * (g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2 + g[7 + 3 * k] ** 2)
 
 
+@kernel
+def rates_from_loads(load, mass, fixed, rate):
+    """rate = load / mass row by row (1/s); 0 for fixed rows (prescribed motion) and rows
+    without mass."""
+    for i in range(rate.shape[0]):
+        rate[i] = load[i] / mass[i] if mass[i] > 0.0 and not fixed[i] else 0.0
+
+
 def vertex_damping_rates(rows, membrane, k_diss, factor, position, mass, fixed=None):
     """r_i (1/s) of every row from the hinges given (all of them on one rank)."""
-    load = np.zeros(position.shape[0])
+    n = position.shape[0]
+    load = np.zeros(n)
     damping_loads(rows, membrane, k_diss, factor, position, load)
-    free = mass > 0.0 if fixed is None else (mass > 0.0) & ~np.asarray(fixed, bool)
-    return np.where(free, load / np.where(free, mass, 1.0), 0.0)
+    rate = np.empty(n)
+    rates_from_loads(load, mass, np.zeros(n, np.bool_) if fixed is None
+                     else np.asarray(fixed, np.bool_), rate)
+    return rate
 
 
 def damping_rate(rows, membrane, k_diss, factor, position, mass, iterations: int = 200,
@@ -368,9 +380,7 @@ class BendingDampingRate(System):
 
     def run(self, world) -> None:
         p = world.particles
-        load, mass, fixed = p.bending_damping_load, p.mass, p.fixed
-        free = (mass > 0.0) & ~fixed
-        p.bending_damping_rate[:] = np.where(free, load / np.where(free, mass, 1.0), 0.0)
+        rates_from_loads(p.bending_damping_load, p.mass, p.fixed, p.bending_damping_rate)
 
 
 class MembraneBending(System):
@@ -431,7 +441,7 @@ class MembraneBending(System):
             raise InputError("MembraneBending: bending_damping was set after set-up; give the "
                              "membranes their damping before World.setup (add_membrane)")
         else:
-            rate = np.zeros(1)  # never read: no hinge is damped
+            rate = NO_RATES  # never read: no hinge is damped
         bad, kind = bending_kernel(h.rows, self._rest_terms(h), h.membrane, k_el,
                                    k_diss, factor, p.with_ghosts("position"),
                                    p.with_ghosts("velocity"), p.with_ghosts("force"),
