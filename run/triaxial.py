@@ -51,6 +51,16 @@ stretches single 4 mm triangles by 45 % at 14 % strain (case 1, seed 2);
 ``max_stretch`` = 2 lets elements reach twice their initial size (it sets
 the ghost width; beyond it the run stops with an error naming the element).
 
+Triangle collapse: the edge springs alone do not resist a vertex crossing
+its opposite edge. Where the membrane, held by friction (mu 1.2) to grains
+that approach each other, is compressed locally, MSS_particle's 1.33 mm
+triangles are squeezed flat in their plane and invert (case 1 at 3.2 % and
+5.4 % axial strain without a barrier). A barrier (systems/
+membrane_area_barrier.py, not in the paper) pushes back on a triangle below
+``collapse_threshold`` = 0.3 of its rest area with stiffness
+``collapse_stiffness`` = 4 times E d; it never acted in case 1's MSS_patch
+runs, and acts on a handful of MSS_particle's 15,000 triangles.
+
 Preparation (run/triaxial_preparation.py): random insertion without
 contacts, Lubachevsky-Stillinger growth in a rigid cylinder, overlaps
 removed; cached per case and seed, shared by both models.
@@ -141,6 +151,8 @@ DEFAULTS = {
     "particle_dt_fraction": 0.2,    # the same for MSS_particle (docstring, Time step)
     "skin": 0.25e-3,                # m
     "max_stretch": 2.0,             # longest a membrane element may get over its initial size
+    "collapse_threshold": 0.3,      # area barrier acts below this fraction of a triangle's rest area
+    "collapse_stiffness": 4.0,      # its stiffness over E d (0: the paper's model, no barrier)
     "sample_every": 200,            # steps between records
     "snapshot_every": 20000,        # steps between snapshots (0: none)
     "output_dir": "output/triaxial",
@@ -218,14 +230,16 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
     contact_load = RadialLoad("contacts", cfg["sample_every"])
     pressure_load = RadialLoad("contacts and confining stress", cfg["sample_every"])
     control = TriaxialControl(cfg, contact_load, pressure_load, offset, output, log)
-    stretching, bending, pressure = membrane_systems(max_stretch=cfg["max_stretch"])
+    stretching, barrier, bending, pressure = membrane_systems(
+        max_stretch=cfg["max_stretch"], collapse_threshold=cfg["collapse_threshold"],
+        collapse_stiffness=cfg["collapse_stiffness"])
     first, second = velocity_verlet()
     contacts = [ContactForces(law)]
     if not particle_model:
         contacts = [PatchSearch(), *contacts, PatchContacts(law)]
     forces = [Gravity((0, 0, -cfg["gravity"]))] if cfg["gravity"] > 0 else []
     for s in (WallMotion(), first, NeighborSearch(), *contacts, WallContacts(law), *forces,
-              contact_load, pressure, pressure_load, stretching, bending, second, control):
+              contact_load, pressure, pressure_load, stretching, barrier, bending, second, control):
         world.add_system(s)
     if output is not None and cfg["snapshot_every"] > 0:
         world.add_system(membrane_snapshot_writer(output, cfg["snapshot_every"]))

@@ -1,0 +1,133 @@
+"""A barrier against in-plane triangle collapse of a membrane's spring network.
+
+Why: Goetz & Poeschel's membrane resists stretching with edge springs only
+(Eq. (6)), and a triangle's edge lengths do not tell it from its mirror
+image, so nothing resists a vertex crossing its opposite edge: under strong
+local in-plane compression (a membrane held by friction to grains that
+approach each other) a triangle is squeezed flat, and the bending forces,
+which scale as 1/area, blow up. This term is not in the paper. It acts only
+on a triangle whose area has fallen below ``threshold`` times its rest area,
+so the sheet's small-strain elasticity stays the paper's.
+
+Energy per triangle, with a = A / A0 (current over rest area):
+
+    U = 1/2 K A0 (a_c - a)^2   for a < a_c,   0 otherwise,
+
+and forces F_i = -dU/dx_i = K (a_c - a) dA/dx_i, with
+dA/dx_0 = 1/2 n^ x (x_2 - x_1) and its cyclic permutations (n^ the unit
+normal of the winding): in the triangle's plane, perpendicular to the
+opposite edge, pushing each vertex away from it. The three forces sum to
+zero (momentum kept) and do no work on a rigid motion. K = ``stiffness``
+times the membrane's 2D modulus E d (N/m); ``membrane_triangles.rest_area``
+gives A0.
+
+A triangle that still gets squeezed below ``collapse`` times its rest area
+(default 0.05: flat, about to invert in its plane) stops the run with an
+error naming it, before the bending forces blow up; this check runs even
+with the barrier off (``stiffness`` 0, the paper's model).
+
+Each triangle is evaluated by the owner of its first vertex; forces on ghost
+vertices come home through the reverse reduction.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ecs_dem.components.membranes import element_span
+from ecs_dem.errors import InputError, StateError
+from ecs_dem.jit import kernel
+from ecs_dem.system import Stage, System
+
+
+@kernel
+def area_barrier_forces(rows, membrane, rest_area, modulus, threshold, collapse, position,
+                        force):
+    """Add K (a_c - a) dA/dx_i to each vertex of every triangle with a < a_c (module docstring).
+
+    ``modulus[m]``: K of membrane m (N/m). Returns (the number of triangles the barrier acted
+    on, the first triangle with a < ``collapse`` or -1).
+    """
+    acting = 0
+    collapsed = -1
+    for t in range(rows.shape[0]):
+        i0 = rows[t, 0]
+        i1 = rows[t, 1]
+        i2 = rows[t, 2]
+        p0 = position[i1, 0] - position[i0, 0]
+        p1 = position[i1, 1] - position[i0, 1]
+        p2 = position[i1, 2] - position[i0, 2]
+        q0 = position[i2, 0] - position[i0, 0]
+        q1 = position[i2, 1] - position[i0, 1]
+        q2 = position[i2, 2] - position[i0, 2]
+        n0 = p1 * q2 - p2 * q1
+        n1 = p2 * q0 - p0 * q2
+        n2 = p0 * q1 - p1 * q0
+        nlen = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        a = 0.5 * nlen / rest_area[t]
+        if a < collapse and collapsed < 0:
+            collapsed = t
+        k = modulus[membrane[t]]
+        if a >= threshold or k == 0.0 or nlen == 0.0:
+            continue
+        acting += 1
+        g = 0.5 * k * (threshold - a) / nlen  # K (a_c - a) / 2, over |n| to use the raw normal
+        for v, j, l in ((i0, i1, i2), (i1, i2, i0), (i2, i0, i1)):
+            e0 = position[l, 0] - position[j, 0]
+            e1 = position[l, 1] - position[j, 1]
+            e2 = position[l, 2] - position[j, 2]
+            force[v, 0] += g * (n1 * e2 - n2 * e1)
+            force[v, 1] += g * (n2 * e0 - n0 * e2)
+            force[v, 2] += g * (n0 * e1 - n1 * e0)
+    return acting, collapsed
+
+
+class MembraneAreaBarrier(System):
+    """The collapse barrier on every membrane triangle (module docstring).
+
+    ``threshold``: a_c, the fraction of its rest area below which a triangle
+    is pushed back (default 0.3). ``stiffness``: K over the membrane's E d
+    (default 4; 0 turns the barrier off). ``collapse``: the area fraction at
+    which the run stops (default 0.05).
+    """
+
+    stage = Stage.FORCES
+    reads = {"membrane_triangles": ("rows", "membrane", "rest_area"),
+             "membranes": ("youngs_modulus", "thickness")}
+    reads_ghosts = {"particles": ("position",)}
+    accumulates = {"particles": ("force",)}
+
+    def __init__(self, threshold: float = 0.3, stiffness: float = 4.0, collapse: float = 0.05,
+                 max_stretch: float = 1.5):
+        if not 0.0 <= collapse < threshold <= 1.0 or stiffness < 0.0:
+            raise InputError(f"membrane area barrier: need 0 <= collapse < threshold <= 1 and "
+                             f"stiffness >= 0 (got collapse {collapse}, threshold {threshold}, "
+                             f"stiffness {stiffness})")
+        self.threshold = float(threshold)
+        self.stiffness = float(stiffness)
+        self.collapse = float(collapse)
+        self.max_stretch = float(max_stretch)
+        self.acting = 0
+
+    def interaction_range(self, world) -> float:
+        """The longest initial edge of a triangle, stretched."""
+        return self.max_stretch * element_span(world, "membrane_triangles")
+
+    def run(self, world) -> None:
+        t = world.membrane_triangles
+        m = world.membranes
+        modulus = np.ascontiguousarray(self.stiffness * m.youngs_modulus * m.thickness)
+        p = world.particles
+        self.acting, bad = area_barrier_forces(t.rows, t.membrane, t.rest_area, modulus,
+                                               self.threshold, self.collapse,
+                                               p.with_ghosts("position"), p.with_ghosts("force"))
+        if bad >= 0:
+            corners = p.with_ghosts("position")[t.rows[bad]]
+            raise StateError(
+                f"step {world.step}: membrane {int(t.membrane[bad])}, triangle {int(t.gid[bad])} on "
+                f"vertices {t.vertices[bad].tolist()} near {np.round(corners.mean(axis=0), 6).tolist()} m "
+                f"was squeezed flat in its plane (below {self.collapse:g} of its rest area), about "
+                "to invert: the membrane is compressed locally more than its edge springs hold. "
+                "Raise the area barrier's stiffness (triaxial: collapse_stiffness), coarsen the "
+                "mesh, or lower the load; the last output and checkpoint are intact")
