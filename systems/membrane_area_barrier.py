@@ -40,6 +40,8 @@ from ecs_dem.errors import InputError, StateError
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 
+from .triangle_geometry import triangle_normal
+
 
 @kernel
 def area_barrier_forces(rows, membrane, rest_area, modulus, threshold, collapse, position,
@@ -55,15 +57,7 @@ def area_barrier_forces(rows, membrane, rest_area, modulus, threshold, collapse,
         i0 = rows[t, 0]
         i1 = rows[t, 1]
         i2 = rows[t, 2]
-        p0 = position[i1, 0] - position[i0, 0]
-        p1 = position[i1, 1] - position[i0, 1]
-        p2 = position[i1, 2] - position[i0, 2]
-        q0 = position[i2, 0] - position[i0, 0]
-        q1 = position[i2, 1] - position[i0, 1]
-        q2 = position[i2, 2] - position[i0, 2]
-        n0 = p1 * q2 - p2 * q1
-        n1 = p2 * q0 - p0 * q2
-        n2 = p0 * q1 - p1 * q0
+        n0, n1, n2 = triangle_normal(position, i0, i1, i2)
         nlen = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
         a = 0.5 * nlen / rest_area[t]
         if a < collapse and collapsed < 0:

@@ -26,6 +26,8 @@ from ecs_dem.errors import StateError
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 
+from .triangle_geometry import triangle_normal
+
 
 @kernel
 def pressure_forces(rows, membrane, rest_area, sigma, position, velocity, force, work, dt,
@@ -40,15 +42,7 @@ def pressure_forces(rows, membrane, rest_area, sigma, position, velocity, force,
         a = rows[t, 0]
         b = rows[t, 1]
         c = rows[t, 2]
-        p0 = position[b, 0] - position[a, 0]
-        p1 = position[b, 1] - position[a, 1]
-        p2 = position[b, 2] - position[a, 2]
-        q0 = position[c, 0] - position[a, 0]
-        q1 = position[c, 1] - position[a, 1]
-        q2 = position[c, 2] - position[a, 2]
-        n0 = p1 * q2 - p2 * q1
-        n1 = p2 * q0 - p0 * q2
-        n2 = p0 * q1 - p1 * q0
+        n0, n1, n2 = triangle_normal(position, a, b, c)
         if not (n0 * n0 + n1 * n1 + n2 * n2 > (2e-8 * rest_area[t]) ** 2):
             if bad < 0:
                 bad = t
