@@ -52,6 +52,7 @@ from ecs_dem.generated_kernels import template
 
 from .contact_chunks import CHUNK
 from .patch_geometry import classify, closest_point
+from .triangle_geometry import triangle_normal
 
 #: |d| of a patch contact is at least this fraction of the grain radius
 MIN_DISTANCE = 1e-6
@@ -255,15 +256,7 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
             r = radius[i]
             dist = math.sqrt(dx * dx + dy * dy + dz * dz)
             if dist < MIN_DISTANCE * r:  # centre on the membrane: along the outward normal
-                ex = position[b, 0] - position[a, 0]
-                ey = position[b, 1] - position[a, 1]
-                ez = position[b, 2] - position[a, 2]
-                fx = position[d, 0] - position[a, 0]
-                fy = position[d, 1] - position[a, 1]
-                fz = position[d, 2] - position[a, 2]
-                nx = ey * fz - ez * fy
-                ny = ez * fx - ex * fz
-                nz = ex * fy - ey * fx
+                nx, ny, nz = triangle_normal(position, a, b, d)
                 s = MIN_DISTANCE * r / math.sqrt(nx * nx + ny * ny + nz * nz)
                 dx = nx * s
                 dy = ny * s
