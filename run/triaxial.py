@@ -58,8 +58,12 @@ triangles are squeezed flat in their plane and invert (case 1 at 3.2 % and
 5.4 % axial strain without a barrier). A barrier (systems/
 membrane_area_barrier.py, not in the paper) pushes back on a triangle below
 ``collapse_threshold`` = 0.3 of its rest area with stiffness
-``collapse_stiffness`` = 4 times E d; it never acted in case 1's MSS_patch
-runs, and acts on a handful of MSS_particle's 15,000 triangles.
+``collapse_stiffness`` = 20 times E d (membrane_systems' general default, 4,
+let a triangle in case 1's shear band through at 14.9 %; 20 and 40 reach
+15 %). On MSS_particle's 0.5 mg vertices at 5.8e-7 s that is far from the
+stable limit (omega dt below 0.1). Case 1's MSS_patch runs never squeezed a
+triangle below 0.35 of its area; MSS_particle's barrier acts on a handful of
+its 21,000 triangles at a time.
 
 Preparation (run/triaxial_preparation.py): random insertion without
 contacts, Lubachevsky-Stillinger growth in a rigid cylinder, overlaps
@@ -85,7 +89,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, World
+from ecs_dem import Box, InputError, StateError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_stress
 from ecs_dem.components.mesh_generators import cylinder
@@ -152,7 +156,7 @@ DEFAULTS = {
     "skin": 0.25e-3,                # m
     "max_stretch": 2.0,             # longest a membrane element may get over its initial size
     "collapse_threshold": 0.3,      # area barrier acts below this fraction of a triangle's rest area
-    "collapse_stiffness": 4.0,      # its stiffness over E d (0: the paper's model, no barrier)
+    "collapse_stiffness": 20.0,     # its stiffness over E d (0: the paper's model, no barrier)
     "sample_every": 200,            # steps between records
     "snapshot_every": 20000,        # steps between snapshots (0: none)
     "output_dir": "output/triaxial",
@@ -249,6 +253,7 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
 def main(argv=None) -> int:
     comm = default_comm()
     log = print if comm.rank == 0 else (lambda *a, **k: None)
+    h5 = None
     try:
         defaults, rest = choose_case_and_model(argv)
         cfg = load_config(defaults, rest, description=__doc__.splitlines()[0])
@@ -280,6 +285,13 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StateError as exc:  # the run broke down (a membrane element, a blown-up contact)
+        print(f"error: {exc}", file=sys.stderr)
+        if comm.rank == 0 and h5 is not None and h5.is_file():  # the curves up to the stop are worth keeping
+            log(f"  the curves to the stop: {write_run_csv(h5, directory / f'{name}.csv')}")
+            for line in write_case_report(directory, cfg["case"], cfg["confining_stress"]):
+                log(line)
+        return 3
     if comm.rank == 0:
         csv_path = write_run_csv(h5, directory / f"{name}.csv")
         log(f"done in {elapsed:.1f} s ({world.step - world.first_step} steps): {csv_path}, "

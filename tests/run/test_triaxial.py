@@ -9,7 +9,8 @@ over the cylinder's; confinement ends in equilibrium with the servo platen's str
 2 % of sigma_c and the other within 5 %; no grain leaves the membrane; axial loading
 raises sigma_d; the strain column is ln(h0/h); the files exist; a run
 stopped by SIGTERM during loading and restarted records the uninterrupted
-run's time series bit for bit; bad input is refused with a message.
+run's time series bit for bit; bad input is refused with a message; a run
+that breaks down stops with the error and keeps the curves recorded so far.
 """
 import csv
 import os
@@ -133,3 +134,14 @@ def test_triaxial_refuses_an_unknown_case_or_model(tmp_path):
     assert res.returncode == 2 and "choose one of" in res.stderr
     res = run("--model", "springs", "--set", f"output_dir={tmp_path}")
     assert res.returncode == 2 and "patch or particle" in res.stderr
+
+
+def test_a_run_that_breaks_down_stops_with_the_error_and_keeps_its_curves(tmp_path):
+    # a membrane 125 times softer than rubber under 100 kPa stretches past max_stretch at once
+    res = run(*settings(tmp_path, ["membrane_modulus=1e4", "max_stretch=1.05"]))
+    assert res.returncode == 3, res.stderr[-2000:]
+    assert "error: " in res.stderr and "Traceback" not in res.stderr
+    assert "ghost width" in res.stderr  # names what broke
+    data = read(tmp_path / "small_patch_seed1.csv")
+    assert data["step"].size >= 1 and data["step"][0] == 0
+    assert "the curves to the stop" in res.stdout
