@@ -155,7 +155,7 @@ DEFAULTS = {
     "particle_dt_fraction": 0.2,    # the same for MSS_particle (docstring, Time step)
     "skin": 0.25e-3,                # m
     "max_stretch": 2.0,             # longest a membrane element may get over its initial size
-    "collapse_threshold": 0.3,      # area barrier acts below this fraction of a triangle's rest area
+    "collapse_threshold": 0.3,      # area barrier acts below this fraction of the rest area
     "collapse_stiffness": 20.0,     # its stiffness over E d (0: the paper's model, no barrier)
     "sample_every": 200,            # steps between records
     "snapshot_every": 20000,        # steps between snapshots (0: none)
@@ -287,7 +287,7 @@ def main(argv=None) -> int:
         return 2
     except StateError as exc:  # the run broke down (a membrane element, a blown-up contact)
         print(f"error: {exc}", file=sys.stderr)
-        if comm.rank == 0 and h5 is not None and h5.is_file():  # the curves up to the stop are worth keeping
+        if comm.rank == 0 and h5 is not None and h5.is_file():  # keep the curves to the stop
             log(f"  the curves to the stop: {write_run_csv(h5, directory / f'{name}.csv')}")
             for line in write_case_report(directory, cfg["case"], cfg["confining_stress"]):
                 log(line)

@@ -19,7 +19,8 @@ normal of the winding): in the triangle's plane, perpendicular to the
 opposite edge, pushing each vertex away from it. The three forces sum to
 zero (momentum kept) and do no work on a rigid motion. K = ``stiffness``
 times the membrane's 2D modulus E d (N/m); ``membrane_triangles.rest_area``
-gives A0.
+gives A0. U is not part of the diagnostics' stretching energy
+(systems.membrane_diagnostics): it is zero unless a triangle is squeezed.
 
 A triangle that still gets squeezed below ``collapse`` times its rest area
 (default 0.05: flat, about to invert in its plane) stops the run with an
@@ -119,9 +120,10 @@ class MembraneAreaBarrier(System):
         if bad >= 0:
             corners = p.with_ghosts("position")[t.rows[bad]]
             raise StateError(
-                f"step {world.step}: membrane {int(t.membrane[bad])}, triangle {int(t.gid[bad])} on "
-                f"vertices {t.vertices[bad].tolist()} near {np.round(corners.mean(axis=0), 6).tolist()} m "
-                f"was squeezed flat in its plane (below {self.collapse:g} of its rest area), about "
-                "to invert: the membrane is compressed locally more than its edge springs hold. "
-                "Raise the area barrier's stiffness (triaxial: collapse_stiffness), coarsen the "
-                "mesh, or lower the load; the last output and checkpoint are intact")
+                f"step {world.step}: membrane {int(t.membrane[bad])}, triangle {int(t.gid[bad])} "
+                f"on vertices {t.vertices[bad].tolist()} near "
+                f"{np.round(corners.mean(axis=0), 6).tolist()} m was squeezed flat in its plane "
+                f"(below {self.collapse:g} of its rest area), about to invert: the membrane is "
+                "compressed locally more than its edge springs and the area barrier hold. Raise "
+                "the barrier's stiffness (collapse_stiffness), coarsen the mesh, or lower the "
+                "load; the last output and checkpoint are intact")

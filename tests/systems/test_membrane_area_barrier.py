@@ -4,8 +4,9 @@
   differentiates itself by central differences; they sum to zero with zero torque.
 * An equilateral triangle whose apex is driven at its fixed base along the median turns where
   the springs and the barrier have stored its kinetic energy: the test solves
-  U_springs(h) + U_barrier(h) = E_kin for the apex height h along that path. With the same energy and no barrier the springs alone cannot stop it: the
-  run stops with an error naming the flattened triangle.
+  U_springs(h) + U_barrier(h) = E_kin for the apex height h along that path. With the same
+  energy and no barrier the springs alone cannot stop it: the run stops with an error naming
+  the flattened triangle.
 """
 import math
 
@@ -32,9 +33,9 @@ def barrier_energy(x, rest_area, threshold=THRESHOLD, k=K):
 
 def kernel_forces(x, rest_area, threshold=THRESHOLD, k=K):
     force = np.zeros((3, 3))
-    acting, collapsed = area_barrier_forces(np.array([[0, 1, 2]], np.int32), np.zeros(1, np.int32),
-                                            np.array([rest_area]), np.array([k]), threshold, 0.0,
-                                            x, force)
+    acting, collapsed = area_barrier_forces(
+        np.array([[0, 1, 2]], np.int32), np.zeros(1, np.int32), np.array([rest_area]),
+        np.array([k]), threshold, 0.0, x, force)
     return force, acting, collapsed
 
 
@@ -53,7 +54,8 @@ def test_barrier_forces_are_minus_the_gradient_of_its_energy(rng):
             up, down = x.copy(), x.copy()
             up[i, c] += h
             down[i, c] -= h
-            gradient[i, c] = (barrier_energy(up, rest_area) - barrier_energy(down, rest_area)) / (2 * h)
+            gradient[i, c] = (barrier_energy(up, rest_area)
+                              - barrier_energy(down, rest_area)) / (2 * h)
     scale = np.abs(force).max()
     assert scale > 0
     np.testing.assert_allclose(force, -gradient, rtol=0, atol=1e-6 * scale)
