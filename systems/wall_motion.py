@@ -14,9 +14,8 @@ first half (``ensure_wall_motion`` puts it there).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ecs_dem.errors import InputError
+from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 
 from ecs_dem.components.walls import SERVO, VELOCITY
@@ -24,10 +23,36 @@ from ecs_dem.components.walls import SERVO, VELOCITY
 from .velocity_verlet import IntegrateFirstHalf
 
 
-def servo_speed(force, normal, area, target, gain, max_speed):
-    """Normal speed (m/s, + into the sample) of servo walls; arrays over walls."""
-    sigma = -np.einsum("ij,ij->i", force, normal) / area
-    return np.clip(gain * (target - sigma), -max_speed, max_speed)
+@kernel
+def move_walls(mode, normal, force, target, area, gain, max_speed, point, velocity, dt):
+    """Servo walls get v = clip(gain (target - sigma), +-max_speed) n with
+    sigma = -F.n / A (module docstring); servo and velocity walls move by dt v."""
+    for k in range(mode.shape[0]):
+        if mode[k] == SERVO:
+            sigma = -(force[k, 0] * normal[k, 0] + force[k, 1] * normal[k, 1]
+                      + force[k, 2] * normal[k, 2]) / area[k]
+            v = min(max(gain[k] * (target[k] - sigma), -max_speed[k]), max_speed[k])
+            for c in range(3):
+                velocity[k, c] = v * normal[k, c]
+        if mode[k] == SERVO or mode[k] == VELOCITY:
+            for c in range(3):
+                point[k, c] += dt * velocity[k, c]
+
+
+@kernel
+def follow_walls(wall, velocity, wall_velocity):
+    """velocity[i] = wall_velocity[wall[i]] for every particle attached to a wall (wall >= 0)."""
+    for i in range(wall.shape[0]):
+        k = wall[i]
+        if k >= 0:
+            velocity[i, 0] = wall_velocity[k, 0]
+            velocity[i, 1] = wall_velocity[k, 1]
+            velocity[i, 2] = wall_velocity[k, 2]
+
+
+WALL_FIELDS = ("mode", "normal", "force", "target_stress", "area", "servo_gain", "max_speed",
+               "point", "velocity")
+ATTACHED = ("wall", "velocity")
 
 
 class WallMotion(System):
@@ -50,20 +75,10 @@ class WallMotion(System):
                                  "WallContacts add it)")
 
     def run(self, world) -> None:
-        w = world.walls
-        servo = w.mode == SERVO
-        moving = (w.mode == VELOCITY) | servo
-        if not self.attached and not moving.any():  # walls at rest: nothing to do
-            return
-        if np.any(servo):
-            v = servo_speed(w.force[servo], w.normal[servo], w.area[servo], w.target_stress[servo],
-                            w.servo_gain[servo], w.max_speed[servo])
-            w.velocity[servo] = v[:, None] * w.normal[servo]
-        w.point[moving] += world.dt * w.velocity[moving]
+        move_walls(*world.walls.views(WALL_FIELDS), world.dt)
         if self.attached:
             p = world.particles
-            on = p.wall >= 0
-            p.velocity[on] = w.velocity[p.wall[on]]
+            follow_walls(*p.views(ATTACHED), world.walls.velocity)
 
 
 def ensure_wall_motion(world) -> None:
