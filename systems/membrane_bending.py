@@ -37,7 +37,7 @@ C = sum_h c_h u_h u_h^T (c_h = factor k_diss |e|, u_h stacking the hinge's four
 u_i), and velocity Verlet (forces from the half-step velocities) maps the
 velocities as v <- (1 - dt M^-1 C) v per step: stable only for
 dt lambda_max(M^-1 C) < 2. The paper's damper (k_diss = 1e-4 N s) on
-MSS_particle's 0.25 mg vertices needs dt < 9.4e-8 s on the undeformed mesh, and
+MSS_particle's 0.5 mg vertices needs dt < 9.4e-8 s on the undeformed mesh, and
 the limit falls as grains squeeze triangles (|u_i| ~ 1 / triangle height): in
 the triaxial test to 3.5e-8 s at 3.6 % strain, while the grains allow 5.8e-7 s.
 So the damper is limited where the step cannot resolve it, with a bound that
