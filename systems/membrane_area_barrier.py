@@ -104,6 +104,14 @@ class MembraneAreaBarrier(System):
         self.collapse = float(collapse)
         self.max_stretch = float(max_stretch)
         self.acting = 0
+        self._modulus = None  # ((epoch, rows), K per membrane): fixed once membranes exist
+
+    def _moduli(self, membranes) -> np.ndarray:
+        key = (membranes.epoch, membranes.n_owned)
+        if self._modulus is None or self._modulus[0] != key:
+            self._modulus = (key, np.ascontiguousarray(
+                self.stiffness * membranes.youngs_modulus * membranes.thickness))
+        return self._modulus[1]
 
     def interaction_range(self, world) -> float:
         """The longest initial edge of a triangle, stretched."""
@@ -111,10 +119,9 @@ class MembraneAreaBarrier(System):
 
     def run(self, world) -> None:
         t = world.membrane_triangles
-        m = world.membranes
-        modulus = np.ascontiguousarray(self.stiffness * m.youngs_modulus * m.thickness)
         p = world.particles
-        self.acting, bad = area_barrier_forces(t.rows, t.membrane, t.rest_area, modulus,
+        self.acting, bad = area_barrier_forces(t.rows, t.membrane, t.rest_area,
+                                               self._moduli(world.membranes),
                                                self.threshold, self.collapse,
                                                p.with_ghosts("position"), p.with_ghosts("force"))
         if bad >= 0:

@@ -397,7 +397,7 @@ class MembraneBending(System):
     stage = Stage.FORCES
     reads = {"membrane_hinges": ("rows", "rest_angle", "membrane"),
              "membranes": ("bending_stiffness", "bending_damping", "bending_convention")}
-    reads_ghosts = {"particles": ("position", "velocity", "mass")}
+    reads_ghosts = {"particles": ("position", "velocity")}
     accumulates = {"particles": ("force",)}
 
     def __init__(self, max_fold: float = np.radians(170.0), max_stretch: float = 1.5):
