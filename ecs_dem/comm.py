@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -286,6 +287,9 @@ class MpiComm(SerialComm):
         self.world.Abort(code)
 
 
+_FORWARD_GRACE_S = 0.5
+
+
 def _abort_on_exception(comm: MpiComm):
     """An uncaught exception on any rank prints its traceback and ends every rank.
 
@@ -299,6 +303,9 @@ def _abort_on_exception(comm: MpiComm):
         sys.stderr.write(f"[rank {comm.rank}] uncaught exception, aborting all ranks:\n")
         sys.stderr.write("".join(traceback.format_exception(exc_type, exc, tb)))
         sys.stderr.flush()
+        # The launcher tears the job down on MPI_Abort; a moment first lets it
+        # forward the traceback still in the pipe instead of dropping it.
+        time.sleep(_FORWARD_GRACE_S)
         comm.abort(1)
 
     sys.excepthook = hook
