@@ -99,10 +99,48 @@ class _FloatHaloPlan:
     key: tuple
     columns: tuple
     shift_column: int  # index of "position" in the columns (-1: none)
-    pairs: list  # stages grouped by axis
+    forward_steps: list  # _LocalRun or a pair of stages with messages, in forward order
+    reverse_steps: list  # the same in reverse order
     send: dict  # stage -> (rows, width) float64 buffer of the forward message
     recv: dict  # stage -> (recv_count, width) float64 buffer
     ghost_rows: dict  # stage -> its ghost row indices
+
+
+@dataclass(eq=False)
+class _LocalRun:
+    """Consecutive stages where a rank talks to itself, fused into one kernel call: row k
+    copies ``src[k]`` to ghost row ``dst[k]`` (forward; positions + ``shift[k]``) or adds
+    it back (reverse). On one rank every stage is local: a halo verb is then one call."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    shift: np.ndarray  # (rows, 3)
+
+    @classmethod
+    def of(cls, stages) -> "_LocalRun":
+        stages = [st for st in stages if st.recv_count]
+        if not stages:
+            return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)))
+        return cls(np.concatenate([st.send_rows for st in stages]).astype(np.int64),
+                   np.concatenate([np.arange(st.recv_start, st.recv_start + st.recv_count)
+                                   for st in stages]),
+                   np.concatenate([np.tile(st.shift, (st.recv_count, 1)) for st in stages]))
+
+
+def _fuse_local(pairs) -> list:
+    """The pairs of stages with each maximal sequence of all-local pairs fused (_LocalRun)."""
+    steps, local = [], []
+    for pair in pairs:
+        if all(st.local for st in pair):
+            local.extend(pair)
+            continue
+        if local:
+            steps.append(_LocalRun.of(local))
+            local = []
+        steps.append(pair)
+    if local:
+        steps.append(_LocalRun.of(local))
+    return steps
 
 
 def ghost_fields(table: Table) -> list[str]:
@@ -497,7 +535,8 @@ class Domain:
         pairs = self._axis_pairs(table)
         remote = [st for pair in pairs for st in pair if not st.local]
         plan = _FloatHaloPlan(
-            key, columns, names.index("position") if "position" in names else -1, pairs,
+            key, columns, names.index("position") if "position" in names else -1,
+            _fuse_local(pairs), _fuse_local(pairs[::-1]),
             {st: np.empty((st.send_rows.size, width)) for st in remote},
             {st: np.empty((st.recv_count, width)) for st in remote},
             {st: np.arange(st.recv_start, st.recv_start + st.recv_count) for st in remote})
@@ -505,7 +544,11 @@ class Domain:
         return plan
 
     def _forward_floats(self, table: Table, names, plan: _FloatHaloPlan) -> None:
-        for pair in plan.pairs:
+        for pair in plan.forward_steps:
+            if type(pair) is _LocalRun:
+                hk.copy_rows_fused(plan.columns, pair.src, pair.dst, pair.shift,
+                                   plan.shift_column)
+                continue
             messages = []
             for st in pair:
                 if st.local:
@@ -523,7 +566,10 @@ class Domain:
 
     def _reverse_floats(self, table: Table, names, plan: _FloatHaloPlan,
                         local_only: bool = False) -> None:
-        for pair in reversed(plan.pairs):
+        for pair in plan.reverse_steps:
+            if type(pair) is _LocalRun:
+                hk.add_rows_back_fused(plan.columns, pair.src, pair.dst)
+                continue
             messages = []
             for st in pair:
                 if st.local:

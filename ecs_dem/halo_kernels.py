@@ -207,6 +207,63 @@ def copy_columns(columns, src_rows, dst_start, shift, shift_column):
 
 
 @kernel
+def copy_rows_fused(columns, src, dst, shift, shift_column):
+    """Consecutive local ghost stages in one call: columns[dst[k]] = columns[src[k]], in k
+    order (a later stage may copy rows an earlier one wrote), plus ``shift[k]`` on column
+    `shift_column` (the periodic image of row k)."""
+    for j, col in enumerate(columns):
+        w = col.shape[1]
+        if j == shift_column and w == 3:
+            for k in range(src.size):
+                s = src[k]
+                d = dst[k]
+                col[d, 0] = col[s, 0] + shift[k, 0]
+                col[d, 1] = col[s, 1] + shift[k, 1]
+                col[d, 2] = col[s, 2] + shift[k, 2]
+        elif j == shift_column:
+            for k in range(src.size):
+                for c in range(w):
+                    col[dst[k], c] = col[src[k], c] + shift[k, c]
+        elif w == 3:
+            for k in range(src.size):
+                s = src[k]
+                d = dst[k]
+                col[d, 0] = col[s, 0]
+                col[d, 1] = col[s, 1]
+                col[d, 2] = col[s, 2]
+        else:
+            for k in range(src.size):
+                for c in range(w):
+                    col[dst[k], c] = col[src[k], c]
+
+
+@kernel
+def add_rows_back_fused(columns, src, dst):
+    """Consecutive local reverse stages in one call: columns[src[k]] += columns[dst[k]], then
+    the ghost row dst[k] is zeroed, in k order (a ghost of a ghost first adds into its
+    source ghost)."""
+    for col in columns:
+        w = col.shape[1]
+        if w == 3:
+            for k in range(src.size):
+                s = src[k]
+                d = dst[k]
+                col[s, 0] += col[d, 0]
+                col[s, 1] += col[d, 1]
+                col[s, 2] += col[d, 2]
+                col[d, 0] = 0.0
+                col[d, 1] = 0.0
+                col[d, 2] = 0.0
+        else:
+            for k in range(src.size):
+                s = src[k]
+                d = dst[k]
+                for c in range(w):
+                    col[s, c] += col[d, c]
+                    col[d, c] = 0.0
+
+
+@kernel
 def scatter_add_columns(columns, rows, packed):
     """columns[rows[k]] += packed[k] (rows may repeat): the reverse reduction."""
     off = 0
