@@ -17,6 +17,7 @@ import itertools
 
 import numpy as np
 
+from . import halo_kernels as hk
 from .errors import InputError
 
 _BINS = 4096
@@ -100,11 +101,9 @@ class Decomposition:
 
     def owner_ranks(self, position: np.ndarray) -> np.ndarray:
         """Owning rank of each position (positions already wrapped on periodic axes)."""
-        cell = []
-        for a in range(3):
-            inner = self.cuts[a][1:-1]
-            cell.append(np.searchsorted(inner, position[:, a], side="right"))
-        return self._rank_of_coords[tuple(cell)]
+        position = np.asarray(position, dtype=np.float64).reshape(-1, 3)
+        return hk.owner_ranks(position, *(np.ascontiguousarray(self.cuts[a][1:-1])
+                                          for a in range(3)), self._rank_of_coords)
 
     def balance(self, position: np.ndarray, min_width: float) -> bool:
         """Move the cut planes so every slab holds the same number of rows; True if moved."""

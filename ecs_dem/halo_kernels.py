@@ -97,6 +97,38 @@ def spatial_sort_keys(position, lo, cell, dims):
 
 
 @kernel
+def count_descents(keys):
+    """Number of k with keys[k] < keys[k - 1]: rows out of sorted order."""
+    count = 0
+    for k in range(1, keys.size):
+        if keys[k] < keys[k - 1]:
+            count += 1
+    return count
+
+
+@kernel
+def owner_ranks(position, inner_x, inner_y, inner_z, rank_of_coords):
+    """Rank owning each position: the cell of the decomposition grid it lies in (the number
+    of inner cut planes at or below it, per axis), looked up in `rank_of_coords`."""
+    out = np.empty(position.shape[0], dtype=np.int64)
+    for i in range(position.shape[0]):
+        cx = 0
+        for c in range(inner_x.size):
+            if position[i, 0] >= inner_x[c]:
+                cx += 1
+        cy = 0
+        for c in range(inner_y.size):
+            if position[i, 1] >= inner_y[c]:
+                cy += 1
+        cz = 0
+        for c in range(inner_z.size):
+            if position[i, 2] >= inner_z[c]:
+                cz += 1
+        out[i] = rank_of_coords[cx, cy, cz]
+    return out
+
+
+@kernel
 def gather_f64(column, rows, packed, offset):
     """packed[k, offset:offset+w] = column[rows[k], :] for a (capacity, w) float64 column."""
     w = column.shape[1]

@@ -9,6 +9,8 @@ only at rebuilds) through numpy.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import halo_kernels as hk
@@ -28,7 +30,7 @@ def row_layout(table, names) -> list[tuple[str, int, int]]:
     offset = 0
     for name in names:
         f = table.fields[name]
-        width = f.np_dtype.itemsize * int(np.prod(f.shape, dtype=np.int64))
+        width = f.np_dtype.itemsize * math.prod(f.shape)  # np.prod: 5 us per field
         layout.append((name, offset, width))
         offset += width
     return layout

@@ -88,7 +88,8 @@ class World:
         By default an MPI communicator when launched by mpiexec with several
         ranks, else serial: drivers need no change to run in parallel.
     sort : bool
-        Re-order owned rows by cell at each rebuild, for memory locality.
+        Re-order owned rows by cell, for memory locality, at a rebuild once
+        more than 5 % of them are out of cell order (``Domain``).
     balance_every : int
         With several ranks, move the subdomain boundaries to even out the
         particles per rank at the first rebuild after this many steps (0: never).
@@ -109,7 +110,7 @@ class World:
         self.box = box
         self.dt = float(dt)
         self.comm = comm if comm is not None else default_comm()
-        self.domain = Domain(box, skin, self.comm, sort_every_rebuild=sort,
+        self.domain = Domain(box, skin, self.comm, sort=sort,
                              balance_every=balance_every)
         self.tables: dict[str, Table] = {}
         self.systems: list[System] = []

@@ -49,12 +49,23 @@ def _differs_from_default(table, names, flags: np.ndarray) -> None:
             flags |= np.any(col != np.asarray(d.default, dtype=d.np_dtype), axis=1)
 
 
-def rows_with_data(table, identity) -> np.ndarray:
-    """Owned rows of a contact table whose per-contact data differ from the defaults."""
-    keep = np.zeros(table.n_owned, dtype=np.uint8)
-    if table.n_owned:
-        _differs_from_default(table, carried_fields(table, identity), keep)
-    return np.flatnonzero(keep)
+def rows_with_data(table, identity, among: np.ndarray | None = None) -> np.ndarray:
+    """Owned rows of a contact table whose per-contact data differ from the defaults; only
+    rows of `among` (increasing owned row indices) when given."""
+    if among is None:
+        keep = np.zeros(table.n_owned, dtype=np.uint8)
+        if table.n_owned:
+            _differs_from_default(table, carried_fields(table, identity), keep)
+        return np.flatnonzero(keep)
+    keep = np.zeros(among.size, dtype=np.uint8)
+    for f in carried_fields(table, identity):
+        d = table.fields[f]
+        col = table.owned(f).reshape(table.n_owned, -1)[among]
+        if d.np_dtype == np.float64 and d.default == 0:
+            mark_nonzero(col, keep)
+        elif among.size:
+            keep |= np.any(col != np.asarray(d.default, dtype=d.np_dtype), axis=1)
+    return among[keep.astype(bool)]
 
 
 def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,

@@ -252,3 +252,17 @@ def take_rows(src, old, new):
         else:
             for a in range(w):
                 new[p, a] = 0.0
+
+
+@kernel
+def mirror_candidates(i, j, leaving, own, out):
+    """Pairs k whose row i may change rank (``leaving[i[k]]``) and whose row j is this
+    rank's own or its periodic image (``own[j[k]]``): their indices in ``out[:count]``,
+    increasing; returns count."""
+    count = 0
+    for k in range(i.size):
+        jj = j[k]
+        if jj >= 0 and leaving[i[k]] and own[jj] != 0:
+            out[count] = k
+            count += 1
+    return count

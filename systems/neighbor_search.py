@@ -114,12 +114,15 @@ class NeighborSearch(System):
         mirrors, pairs = world.tables.get("pair_mirrors"), world.tables.get("pairs")
         if mirrors is None or pairs is None or pairs.n_owned == 0 or world.comm.size == 1:
             return
-        rows = rows_with_data(pairs, IDENTITY)
         if world.is_setup:  # else every rank holds every row (set-up, restart on other ranks)
-            i, j = pairs.owned("i")[rows], pairs.owned("j")[rows]
+            # the data test is the costly one: only on pairs that pass the cheap ones
             own = world.domain.own_images(world.particles)
-            leaving = world.domain.may_change_rank(world.particles.position[i])
-            rows = rows[leaving & (j >= 0) & (own[np.maximum(j, 0)] != 0)]
+            leaving = world.domain.may_change_rank(world.particles.position)
+            out = self._scratch.get("mirror_candidates", pairs.n_owned, np.int64)
+            count = nk.mirror_candidates(pairs.owned("i"), pairs.owned("j"), leaving, own, out)
+            rows = rows_with_data(pairs, IDENTITY, out[:count])
+        else:
+            rows = rows_with_data(pairs, IDENTITY)
         if rows.size:
             mirrors.append(rows.size, **{f: pairs.owned(f)[rows] for f in mirrors.fields
                                          if pairs.has_field(f)})

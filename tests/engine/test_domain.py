@@ -24,7 +24,7 @@ FIELDS = (
 
 def build(rng, periodic, n=300, sort=False):
     box = Box(LO, HI, periodic)
-    dom = Domain(box, skin=0.05, sort_every_rebuild=sort)
+    dom = Domain(box, skin=0.05, sort=sort)
     dom.ghost_width = WIDTH
     t = Table("grains", FIELDS)
     t.append(n, position=rng.uniform(LO, HI, (n, 3)), velocity=rng.normal(size=(n, 3)),
@@ -220,3 +220,39 @@ def test_rebuild_after_motion_keeps_images_complete(rng):
         found = ghost_images(t)
         assert len(found) == len(set(found))
         assert set(found) == expected_images(t, (True, True, True))
+
+
+def _cell_keys(dom, t):
+    lo, hi = dom.box.lo, dom.box.hi
+    dims = np.maximum(np.floor((hi - lo) / WIDTH), 1).astype(np.int64)
+    return hk.spatial_sort_keys(t.position, lo, float(np.max((hi - lo) / dims)), dims)
+
+
+def test_sort_orders_rows_by_cell_and_waits_until_five_percent_are_out_of_order(rng):
+    dom, t = build(rng, (False, False, False), n=400, sort=True)
+    keys = _cell_keys(dom, t)
+    assert np.all(np.diff(keys) >= 0)  # random insertion order, sorted at the rebuild
+    # move 2 % of the rows far away: each breaks the order at most twice (<= 4 %)
+    gids_before = t.gid.copy()
+    moved = rng.choice(t.n_owned, size=8, replace=False)
+    t.position[moved] = rng.uniform(LO, HI, (8, 3))
+    dom.rebuild(t)
+    assert np.array_equal(t.gid, gids_before)
+    disorder = hk.count_descents(_cell_keys(dom, t)) / t.n_owned
+    assert 0 < disorder <= 0.05
+    # 20 % more: sorted again
+    moved = rng.choice(t.n_owned, size=80, replace=False)
+    t.position[moved] = rng.uniform(LO, HI, (80, 3))
+    dom.rebuild(t)
+    assert np.all(np.diff(_cell_keys(dom, t)) >= 0)
+    assert not np.array_equal(t.gid, gids_before)
+
+
+def test_owner_ranks_kernel_counts_cut_planes_at_or_below_each_position():
+    rank_of = np.arange(2 * 3 * 1).reshape(2, 3, 1)
+    x_cuts, y_cuts, z_cuts = np.array([0.0]), np.array([1.0, 2.0]), np.zeros(0)
+    pos = np.array([[-0.5, 0.5, 9.0], [0.0, 1.0, 0.0], [3.0, 2.5, -9.0], [-1e-12, 1.999, 0.0]])
+    got = hk.owner_ranks(pos, x_cuts, y_cuts, z_cuts, rank_of)
+    # a position on a cut plane belongs to the upper cell (searchsorted side="right")
+    cells = [(0, 0), (1, 1), (1, 2), (0, 1)]
+    assert got.tolist() == [int(rank_of[cx, cy, 0]) for cx, cy in cells]
