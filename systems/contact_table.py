@@ -82,9 +82,9 @@ def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
             keep = scratch.get("keep", m, np.uint8)[:m]
             keep[:] = 0
             _differs_from_default(table, carried, keep)
-            old_i, old_j = table.owned(key_i), table.owned(key_j)
-            max_gid = int(max(old_i.max(), gi.max()))
-            nk.match_history(old_i, old_j, keep, gi, gj, max_gid, src)
+            old_i = table.owned(key_i)
+            nk.match_history(old_i, table.owned(key_j), keep, gi, gj, int(old_i.min()),
+                             int(old_i.max()), src)
         else:
             src[:] = -1
         for f in carried:

@@ -193,37 +193,60 @@ def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin,
 
 
 @kernel
-def match_history(old_gid_i, old_gid_j, keep, new_gid_i, new_gid_j, max_gid, src):
+def match_history(old_gid_i, old_gid_j, keep, new_gid_i, new_gid_j, lowest, highest, src):
     """src[p] = the old pair with the gids of new pair p among those with keep set, or -1.
 
     Candidates (old pairs with some non-zero history) are bucketed by gid_i
-    with a counting sort, their gid_j copied next to them, so the look-up is
-    O(pairs) and independent of row order.
+    with a counting sort, gid_i and gid_j copied next to them, so the look-up
+    is O(pairs) and independent of row order. One bucket per gid_i when the
+    candidates' gids span at most four times their number (one rank, or a
+    compact subdomain: cache-friendly, as gids follow rows), else by the low
+    bits of gid_i over about twice their number: a rank of a large run holds
+    gids scattered up to N, and a table indexed by gid would cost O(N) per
+    rank and rebuild. `lowest`, `highest`: bounds of old_gid_i (numpy's min and
+    max, faster than a pass here).
     """
     m = old_gid_i.size
-    head = np.zeros(max_gid + 2, dtype=np.int64)
+    n_keep = 0
+    for k in range(m):
+        n_keep += keep[k] != 0
+    if n_keep and highest - lowest < 4 * n_keep:
+        offset = lowest
+        n_buckets = highest - lowest + 1
+        mask = -1  # no bits dropped: bucket = gid_i - offset
+    else:
+        offset = 0
+        n_buckets = 1
+        while n_buckets < 2 * n_keep:
+            n_buckets *= 2
+        mask = n_buckets - 1
+    head = np.zeros(n_buckets + 1, dtype=np.int64)
     for k in range(m):
         if keep[k]:
-            head[old_gid_i[k] + 1] += 1
-    for g in range(max_gid + 1):
-        head[g + 1] += head[g]
-    n_keep = head[max_gid + 1]
+            head[((old_gid_i[k] - offset) & mask) + 1] += 1
+    for b in range(n_buckets):
+        head[b + 1] += head[b]
+    hashed = mask >= 0  # else a bucket holds one gid_i: no need to compare it
     bucket_k = np.empty(max(n_keep, 1), dtype=np.int64)
+    bucket_i = np.empty(max(n_keep, 1) if hashed else 0, dtype=np.int64)
     bucket_j = np.empty(max(n_keep, 1), dtype=np.int64)
     fill = head[:-1].copy()
     for k in range(m):
         if keep[k]:
-            g = old_gid_i[k]
-            bucket_k[fill[g]] = k
-            bucket_j[fill[g]] = old_gid_j[k]
-            fill[g] += 1
+            b = (old_gid_i[k] - offset) & mask
+            bucket_k[fill[b]] = k
+            bucket_j[fill[b]] = old_gid_j[k]
+            if hashed:
+                bucket_i[fill[b]] = old_gid_i[k]
+            fill[b] += 1
     for p in range(new_gid_i.size):
         g = new_gid_i[p]
+        b = (g - offset) & mask
         found = -1
-        if g <= max_gid:
-            for b in range(head[g], head[g + 1]):
-                if bucket_j[b] == new_gid_j[p]:
-                    found = bucket_k[b]
+        if 0 <= b < n_buckets:
+            for c in range(head[b], head[b + 1]):
+                if bucket_j[c] == new_gid_j[p] and (not hashed or bucket_i[c] == g):
+                    found = bucket_k[c]
                     break
         src[p] = found
 

@@ -8,6 +8,7 @@ rows must agree after hundreds of steps with many list rebuilds and
 re-sorts, and after a restart.
 """
 import numpy as np
+import pytest
 
 from ecs_dem.comm import SerialComm
 from helpers import straight_and_resumed
@@ -57,3 +58,30 @@ def test_per_pair_data_continues_exactly_after_restart(tmp_path):
     for k in a:
         for x, y in zip(a[k], b[k]):
             np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("largest", [600, 10**12])
+def test_history_match_finds_each_old_pair_by_its_gids_whatever_their_size(largest):
+    """match_history against a dictionary, with compact gids (a bucket per gid) and with gids
+    far beyond the number of pairs (a rank of a large run: hashed buckets, where gid_i
+    values that share their low bits land in one bucket)."""
+    from ecs_dem.systems.neighbor_kernels import match_history
+    rng = np.random.default_rng(7)
+    m = 500
+    shared_low_bits = (np.arange(40) << 20) + 5 if largest > 10**6 else np.arange(40)
+    gid_i = np.concatenate([rng.integers(0, largest, m - 40), shared_low_bits])
+    gid_j = gid_i + rng.integers(1, 1000, m)
+    keep = (rng.random(m) < 0.6).astype(np.uint8)
+    old = {}
+    for k, (a, b) in enumerate(zip(gid_i, gid_j)):
+        if keep[k]:
+            old.setdefault((int(a), int(b)), k)  # the first of duplicates, as the kernel
+    # new pairs: a shuffled half of the old ones (kept or not) and pairs never seen
+    pick = rng.permutation(m)[: m // 2]
+    new_i = np.concatenate([gid_i[pick], rng.integers(0, 2 * largest, 100), gid_i[:20]])
+    new_j = np.concatenate([gid_j[pick], rng.integers(0, 2 * largest, 100), gid_j[:20] + 1])
+    src = np.empty(new_i.size, dtype=np.int64)
+    match_history(gid_i, gid_j, keep, new_i, new_j, int(gid_i.min()), int(gid_i.max()), src)
+    expected = [old.get((int(a), int(b)), -1) for a, b in zip(new_i, new_j)]
+    assert src.tolist() == expected
+    assert (src >= 0).sum() > 100  # the test exercises matches, not only misses
