@@ -298,11 +298,11 @@ class Domain:
         """
         me = self.comm.rank
         owners = self.decomposition.owner_ranks(table.position)
-        gid_row = table.gid_to_row()
+        # a rank's gids spread over the whole run (up to N): the lookup, not a dense map
+        lookup = table.lookup()
         anchored_dest = []
         for dep in anchored:
-            anchor = dep.anchor_gids()
-            rows = gid_row[anchor] if anchor.size else np.empty(0, dtype=np.int64)
+            rows = lookup.rows(dep.anchor_gids(), owned_only=True)
             if np.any(rows < 0):
                 raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
             anchored_dest.append(owners[rows])
@@ -428,7 +428,7 @@ class Domain:
         every row to its anchor's row.
         """
         table.clear_ghosts()
-        anchor_row = anchor_table.gid_to_row()[table.anchor_gids()]
+        anchor_row = anchor_table.lookup().rows(table.anchor_gids(), owned_only=True)
         names = ghost_fields(table)
         layout = row_layout(table, names)
         stages: list[_GhostStage] = []

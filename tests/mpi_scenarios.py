@@ -71,8 +71,11 @@ def periodic_gas(comm, n=400):
     return world
 
 
-def pour(comm, n=600, balance_every=200):
-    """Spheres thrown down from a loose lattice onto a floor inside four walls: rows migrate."""
+def pour(comm, n=600, balance_every=200, gid_stride=1):
+    """Spheres thrown down from a loose lattice onto a floor inside four walls: rows migrate.
+
+    `gid_stride` > 1 spreads the gids (k * stride), as a rank of a large run holds
+    gids far beyond its row count."""
     rng = np.random.default_rng(3)
     spacing = 2.3 * R
     per = 8
@@ -85,7 +88,8 @@ def pour(comm, n=600, balance_every=200):
                   comm=comm, balance_every=balance_every)
     add_species(world, **MATERIAL)
     velocity = rng.normal(0, 0.05, (n, 3)) + (0.0, 0.0, -0.5)
-    add_particles(world, pos, R * rng.uniform(0.85, 1.0, n), 0, velocity=velocity)
+    add_particles(world, pos, R * rng.uniform(0.85, 1.0, n), 0, velocity=velocity,
+                  gid=k * gid_stride if gid_stride > 1 else None)
     for point, normal in (((0, 0, 0), (0, 0, 1)), ((0, 0, 0), (1, 0, 0)), ((width, 0, 0), (-1, 0, 0)),
                           ((0, 0, 0), (0, 1, 0)), ((0, width, 0), (0, -1, 0))):
         add_wall(world, point, normal)

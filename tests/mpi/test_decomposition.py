@@ -40,6 +40,21 @@ def test_pour_conserves_particles_and_gids_with_migration():
     assert sum(before[g] != after[g] for g in gids) > 20, "too few particles changed rank"
 
 
+def test_migration_with_gids_far_beyond_the_rows_of_a_rank():
+    """On many ranks each holds N/P rows with gids up to N; gids 1000 apart on 2 ranks make
+    the same sparse set (a dense gid map here would be 1,000 times the rows)."""
+    world = pour(default_comm(), gid_stride=1000)
+    ser = pour(SerialComm(), gid_stride=1000)
+    before = owners(world)
+    world.run(600)
+    ser.run(600)
+    after = owners(world)
+    assert set(after) == set(range(0, 600_000, 1000))
+    assert sum(before[g] != after[g] for g in after) > 20, "too few particles changed rank"
+    a, b = gather(world), gather(ser)
+    assert _max_relative_difference(a, b, float(world.box.length.max())) < 1e-9
+
+
 def test_dense_bed_matches_one_rank_after_200_steps():
     par = dense_bed(default_comm())
     ser = dense_bed(SerialComm())
