@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import kernel
+from .jit import inline, kernel
 
 #: a table whose largest gid exceeds DENSE_FACTOR x rows + DENSE_SLACK uses the sparse layout
 DENSE_FACTOR = 8
@@ -51,7 +51,7 @@ def _sorted_chain(sorted_gids, order, n):
     return next_row
 
 
-@kernel
+@inline
 def _first_row(g, dense, head, sorted_gids, order):
     if dense:
         if g < 0 or g >= head.size:
