@@ -19,6 +19,9 @@ import traceback
 
 import numpy as np
 
+#: seconds a rank waits after printing its error before MPI_Abort (the launcher forwards it)
+_FORWARD_GRACE_S = 0.5
+
 
 class SerialComm:
     """One rank talking to itself."""
@@ -86,6 +89,14 @@ class SerialComm:
 
     def abort(self, code: int = 1) -> None:
         sys.exit(code)
+
+    def abort_with(self, message: str, code: int) -> None:
+        """Print `message` with this rank's number, then end every rank (``abort``)."""
+        sys.stderr.write(f"[rank {self.rank}] {message}\n")
+        sys.stderr.flush()
+        if self.size > 1:  # let the launcher forward it before the job is torn down
+            time.sleep(_FORWARD_GRACE_S)
+        self.abort(code)
 
 
 def cores_available() -> int:
@@ -285,9 +296,6 @@ class MpiComm(SerialComm):
 
     def abort(self, code: int = 1) -> None:
         self.world.Abort(code)
-
-
-_FORWARD_GRACE_S = 0.5
 
 
 def _abort_on_exception(comm: MpiComm):

@@ -48,11 +48,14 @@ import numpy as np
 from .comm import default_comm
 from .declaration_guard import DeclarationGuard, debug_from_environment
 from .domain import Box, Domain
-from .errors import InputError
+from .errors import InputError, StateError
 from .references import incidence, resolve_references
 from .soft_kill import SoftKill
 from .system import Stage, System
 from .table import Halo, Table
+
+#: exit code of a multi-rank run ended by a StateError (World.run); drivers use it too
+STATE_ERROR_EXIT_CODE = 3
 
 
 class HaloState(NamedTuple):
@@ -544,23 +547,40 @@ class World:
         during the last step counts too (one more vote at the end), so a
         driver that runs in chunks never loses it. A second signal ends the
         process at once.
+
+        A :class:`StateError` (the run broke down) on a run of several ranks
+        ends every rank with exit code ``STATE_ERROR_EXIT_CODE``, after the
+        failing rank printed it: it is usually raised on some ranks only.
+        On one rank it propagates to the driver.
         """
-        self.setup()
-        self.stop_requested = None
-        self.run_end_step = self.step + int(steps)
-        with self.soft_kill() as kill:
-            for _ in range(int(steps)):
-                self.step_once()
-                if self._stop_signal:  # agreed by all ranks during the step
-                    break
-            else:  # a signal during the last step, after its vote, must not be lost
-                late = kill.signal or 0
-                self._stop_signal = (int(self.comm.max(np.array([late], dtype=np.float64))[0])
-                                     if self.comm.size > 1 else late)
-            if self._stop_signal:
-                self.stop_requested = self._stop_signal
-                for s in self.systems:
-                    s.on_stop(self)
+        try:
+            self.setup()
+            self.stop_requested = None
+            self.run_end_step = self.step + int(steps)
+            with self.soft_kill() as kill:
+                self._steps(int(steps), kill)
+        except StateError as exc:
+            if self.comm.size > 1:
+                # raised on some ranks only: the others would wait forever in their next
+                # collective, and a driver's clean-up (closing the shared file) is one too.
+                # Outputs are flushed after every write, so what was written stays.
+                self.comm.abort_with(f"error: {exc}", STATE_ERROR_EXIT_CODE)
+            raise
+
+    def _steps(self, steps: int, kill) -> None:
+        """The loop of :meth:`run`, inside its soft-kill block."""
+        for _ in range(steps):
+            self.step_once()
+            if self._stop_signal:  # agreed by all ranks during the step
+                break
+        else:  # a signal during the last step, after its vote, must not be lost
+            late = kill.signal or 0
+            self._stop_signal = (int(self.comm.max(np.array([late], dtype=np.float64))[0])
+                                 if self.comm.size > 1 else late)
+        if self._stop_signal:
+            self.stop_requested = self._stop_signal
+            for s in self.systems:
+                s.on_stop(self)
 
     @contextlib.contextmanager
     def soft_kill(self):

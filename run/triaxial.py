@@ -79,6 +79,13 @@ Outputs, in ``output/triaxial/`` (``<run>`` = ``<case>_<model>_seed<seed>``):
 runs of the case found there, ``<case>.png`` (sigma_d and eps_v against
 eps, both models on one figure when both were run) and ``<case>_summary.csv``
 (peak sigma_d, strain at peak, mobilised friction angle, dilatancy).
+
+A run that breaks down (a membrane element collapsed or overstretched) prints
+``error: ...`` and exits with code 3, keeping everything written so far; on
+one rank it also writes the CSV and the case report. On several ranks the
+engine ends every rank at once (``World.run``: the error is usually on one
+rank only), and ``python run/triaxial_report.py output/triaxial/<run>.h5``
+writes them.
 """
 from __future__ import annotations
 
@@ -285,7 +292,7 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except StateError as exc:  # the run broke down (a membrane element, a blown-up contact)
+    except StateError as exc:  # the run broke down on one rank (several: World.run ended them)
         print(f"error: {exc}", file=sys.stderr)
         if comm.rank == 0 and h5 is not None and h5.is_file():  # keep the curves to the stop
             log(f"  the curves to the stop: {write_run_csv(h5, directory / f'{name}.csv')}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -154,3 +155,24 @@ def plot_case(path: Path, runs: dict[str, dict], case: str) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def main(argv=None) -> int:
+    """Rewrite a run's CSV and its case's summary and plots from the run's HDF5 file: what a
+    run on several ranks that broke down leaves to do (every rank ended at once)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=main.__doc__.split(":")[0])
+    ap.add_argument("h5", type=Path, help="output/triaxial/<case>_<model>_seed<seed>.h5")
+    ap.add_argument("--sigma-c", type=float, default=1e5, help="confining stress (Pa)")
+    args = ap.parse_args(argv)
+    if not args.h5.is_file():
+        print(f"error: no file {args.h5}", file=sys.stderr)
+        return 2
+    print(write_run_csv(args.h5, args.h5.with_suffix(".csv")))
+    for line in write_case_report(args.h5.parent, args.h5.stem.split("_")[0], args.sigma_c):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

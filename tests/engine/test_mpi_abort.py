@@ -44,3 +44,29 @@ def test_exception_on_one_rank_ends_all_ranks_with_traceback(tmp_path):
     assert "deliberate failure inside a system on rank 1" in res.stderr, shown
     assert "Traceback" in res.stderr and "[rank 1]" in res.stderr, shown
     assert elapsed < 60, shown
+
+
+STATE_SCRIPT = SCRIPT.replace(
+    'raise RuntimeError("deliberate failure inside a system on rank 1")',
+    'raise StateError("deliberate breakdown on rank 1")').replace(
+    "from ecs_dem import Box, World, System, Stage",
+    "import sys\nfrom ecs_dem import Box, World, System, Stage, StateError").replace(
+    "world.run(1_000_000)   # the other rank would wait forever in its next collective",
+    "try:\n    world.run(1_000_000)\nexcept StateError as exc:  # a driver's clean exit, as run/triaxial.py's\n"
+    "    print(f'error: {exc}', file=sys.stderr)\n    sys.exit(3)")
+
+
+@pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="needs Debian's MPICH")
+def test_state_error_on_one_rank_ends_every_rank_with_code_3(tmp_path):
+    """A driver that catches StateError and exits would leave the other ranks in a collective
+    (they hung until killed); World.run ends them all, naming the rank and the error."""
+    script = tmp_path / "breakdown.py"
+    script.write_text(STATE_SCRIPT)
+    t0 = time.monotonic()
+    res = subprocess.run(["mpiexec.mpich", "-n", "2", PYTHON, str(script)],
+                         capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - t0
+    shown = f"exit {res.returncode} after {elapsed:.1f} s, stderr:\n{res.stderr[-3000:]}"
+    assert res.returncode == 3, shown
+    assert "[rank 1] error: deliberate breakdown on rank 1" in res.stderr, shown
+    assert elapsed < 60, shown
