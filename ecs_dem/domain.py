@@ -125,9 +125,12 @@ class _LocalRun:
         if not stages:
             return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)))
         return cls(np.concatenate([st.send_rows for st in stages]).astype(np.int64),
-                   np.concatenate([np.arange(st.recv_start, st.recv_start + st.recv_count)
-                                   for st in stages]),
+                   np.concatenate([_ghost_rows(st) for st in stages]),
                    np.concatenate([np.tile(st.shift, (st.recv_count, 1)) for st in stages]))
+
+
+def _ghost_rows(stage) -> np.ndarray:
+    return np.arange(stage.recv_start, stage.recv_start + stage.recv_count)
 
 
 def _fuse_local(pairs) -> list:
@@ -581,7 +584,8 @@ class Domain:
             messages = []
             for st in pair:
                 if st.local:
-                    hk.add_columns_back(plan.columns, st.send_rows, st.recv_start)
+                    hk.add_rows_back_fused(plan.columns, st.send_rows,
+                                           plan.ghost_rows.get(st, _ghost_rows(st)))
                 elif local_only:
                     continue
                 else:
@@ -669,8 +673,8 @@ class Domain:
                 if st.local:
                     for name in names:
                         col = table.column(name)
-                        hk.add_columns_back((col.reshape(col.shape[0], -1),), st.send_rows,
-                                            st.recv_start)
+                        hk.add_rows_back_fused((col.reshape(col.shape[0], -1),), st.send_rows,
+                                               _ghost_rows(st))
                     continue
                 for name in names:
                     table.column(name)[st.recv_start:st.recv_start + st.recv_count] = 0

@@ -316,30 +316,6 @@ def scatter_add_columns(columns, rows, packed):
 
 
 @kernel
-def add_columns_back(columns, src_rows, dst_start):
-    """Local reverse stage for every column: add ghost rows into their sources, zero the ghosts."""
-    for col in columns:
-        w = col.shape[1]
-        if w == 3:
-            for k in range(src_rows.size):
-                s = src_rows[k]
-                d = dst_start + k
-                col[s, 0] += col[d, 0]
-                col[s, 1] += col[d, 1]
-                col[s, 2] += col[d, 2]
-                col[d, 0] = 0.0
-                col[d, 1] = 0.0
-                col[d, 2] = 0.0
-        else:
-            for k in range(src_rows.size):
-                s = src_rows[k]
-                d = dst_start + k
-                for c in range(w):
-                    col[s, c] += col[d, c]
-                    col[d, c] = 0.0
-
-
-@kernel
 def zero_rows(columns, start, count):
     """columns[start:start + count] = 0 for every column."""
     for col in columns:

@@ -58,16 +58,38 @@ def test_reverse_kernels_add_repeated_rows_and_zero_ghosts():
     for c, e in zip(cols, expected):
         np.testing.assert_array_equal(c, e)
 
+    # local reverse stages in one call, in k order: ghost 30 is an image of ghost 21 (a ghost
+    # of a ghost), listed first, so its value reaches row 2 through 21
+    src = np.array([21, 2, 2, 6], dtype=np.int64)
+    dst = np.array([30, 20, 21, 22], dtype=np.int64)
     expected = tuple(c.copy() for c in cols)
-    hk.add_columns_back(cols, rows, 20)
+    through = cols[1][30].copy()
+    hk.add_rows_back_fused(cols, src, dst)
     for e in expected:
-        ghosts = e[20:23].copy()
-        e[20:23] = 0.0
-        for k, r in enumerate(rows):
-            e[r] += ghosts[k]
+        for s_, d in zip(src, dst):
+            e[s_] += e[d]
+            e[d] = 0.0
     for c, e in zip(cols, expected):
         np.testing.assert_array_equal(c, e)
+    assert not cols[1][[20, 21, 22, 30]].any() and through.any()
 
     hk.zero_rows(cols, 10, 5)
     for c in cols:
         assert not c[10:15].any() and c[9].any() and c[15].any()
+
+
+@pytest.mark.parametrize("shift_column", [-1, 1])
+def test_fused_local_copies_run_in_order_with_a_shift_per_row(shift_column):
+    """Forward of local stages in one call: row 30 copies ghost 21, written earlier in the
+    same call (an edge image), and each row carries its own stage's periodic shift."""
+    rng = np.random.default_rng(4)
+    cols = columns(rng)
+    src = np.array([2, 2, 6, 21], dtype=np.int64)
+    dst = np.array([20, 21, 22, 30], dtype=np.int64)
+    shift = np.array([[1.0, 0, 0, 0], [-1.0, 0, 0, 0], [1.0, 0, 0, 0], [0, 2.0, 0, 0]])[:, :3]
+    expected = tuple(c.copy() for c in cols)
+    hk.copy_rows_fused(cols, src, dst, shift, shift_column)
+    for j, e in enumerate(expected):
+        for k, (s_, d) in enumerate(zip(src, dst)):
+            e[d] = e[s_] + (shift[k, :e.shape[1]] if j == shift_column else 0.0)
+        np.testing.assert_array_equal(cols[j], e)

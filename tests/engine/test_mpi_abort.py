@@ -31,15 +31,20 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="needs Debian's MPICH")
-def test_exception_on_one_rank_ends_all_ranks_with_traceback(tmp_path):
-    script = tmp_path / "fail.py"
-    script.write_text(SCRIPT)
+def on_two_ranks(tmp_path, text: str):
+    """Run `text` under mpiexec on 2 ranks: (result, seconds, what to show when a check fails)."""
+    script = tmp_path / "script.py"
+    script.write_text(text)
     t0 = time.monotonic()
     res = subprocess.run(["mpiexec.mpich", "-n", "2", PYTHON, str(script)],
                          capture_output=True, text=True, timeout=120)
     elapsed = time.monotonic() - t0
-    shown = f"exit {res.returncode} after {elapsed:.1f} s, stderr:\n{res.stderr[-3000:]}"
+    return res, elapsed, f"exit {res.returncode} after {elapsed:.1f} s, stderr:\n{res.stderr[-3000:]}"
+
+
+@pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="needs Debian's MPICH")
+def test_exception_on_one_rank_ends_all_ranks_with_traceback(tmp_path):
+    res, elapsed, shown = on_two_ranks(tmp_path, SCRIPT)
     assert res.returncode != 0, shown
     assert "deliberate failure inside a system on rank 1" in res.stderr, shown
     assert "Traceback" in res.stderr and "[rank 1]" in res.stderr, shown
@@ -60,13 +65,7 @@ STATE_SCRIPT = SCRIPT.replace(
 def test_state_error_on_one_rank_ends_every_rank_with_code_3(tmp_path):
     """A driver that catches StateError and exits would leave the other ranks in a collective
     (they hung until killed); World.run ends them all, naming the rank and the error."""
-    script = tmp_path / "breakdown.py"
-    script.write_text(STATE_SCRIPT)
-    t0 = time.monotonic()
-    res = subprocess.run(["mpiexec.mpich", "-n", "2", PYTHON, str(script)],
-                         capture_output=True, text=True, timeout=120)
-    elapsed = time.monotonic() - t0
-    shown = f"exit {res.returncode} after {elapsed:.1f} s, stderr:\n{res.stderr[-3000:]}"
+    res, elapsed, shown = on_two_ranks(tmp_path, STATE_SCRIPT)
     assert res.returncode == 3, shown
     assert "[rank 1] error: deliberate breakdown on rank 1" in res.stderr, shown
     assert elapsed < 60, shown
