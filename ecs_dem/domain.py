@@ -107,6 +107,7 @@ class _FloatHaloPlan:
     send: dict  # stage -> (rows, width) float64 buffer of the forward message
     recv: dict  # stage -> (recv_count, width) float64 buffer
     ghost_rows: dict  # stage -> its ghost row indices
+    merged: dict  # (stage, stage) -> (send, dest, source, recv): both directions, one message
 
 
 @dataclass(eq=False)
@@ -545,12 +546,24 @@ class Domain:
         width = sum(c.shape[1] for c in columns)
         pairs = self._axis_pairs(table)
         remote = [st for pair in pairs for st in pair if not st.local]
+        send = {st: np.empty((st.send_rows.size, width)) for st in remote}
+        recv = {st: np.empty((st.recv_count, width)) for st in remote}
+        merged = {}
+        for pair in pairs:
+            # both directions of an axis to and from one rank (2 ranks along it): one
+            # message of the two stages' rows, the same stage order on both sides
+            if (len(pair) == 2 and not any(st.local for st in pair) and pair[0].dest is not None
+                    and len({pair[0].dest, pair[0].source, pair[1].dest, pair[1].source}) == 1):
+                a, b = pair
+                both_send = np.empty((a.send_rows.size + b.send_rows.size, width))
+                both_recv = np.empty((a.recv_count + b.recv_count, width))
+                send[a], send[b] = both_send[:a.send_rows.size], both_send[a.send_rows.size:]
+                recv[a], recv[b] = both_recv[:a.recv_count], both_recv[a.recv_count:]
+                merged[a, b] = (both_send, a.dest, a.source, both_recv)
         plan = _FloatHaloPlan(
             key, columns, names.index("position") if "position" in names else -1,
-            _fuse_local(pairs), _fuse_local(pairs[::-1]),
-            {st: np.empty((st.send_rows.size, width)) for st in remote},
-            {st: np.empty((st.recv_count, width)) for st in remote},
-            {st: np.arange(st.recv_start, st.recv_start + st.recv_count) for st in remote})
+            _fuse_local(pairs), _fuse_local(pairs[::-1]), send, recv,
+            {st: _ghost_rows(st) for st in remote}, merged)
         self._plans[(table.name, names)] = plan
         return plan
 
@@ -569,7 +582,8 @@ class Domain:
                     hk.gather_columns(plan.columns, st.send_rows, plan.send[st])
                     messages.append((plan.send[st], st.dest, st.source, plan.recv[st]))
             if messages:
-                self.comm.exchange_into(messages)
+                both = plan.merged.get(tuple(pair))
+                self.comm.exchange_into(messages if both is None else [both])
                 for st in pair:
                     if not st.local:
                         hk.scatter_columns(plan.columns, st.recv_start, plan.recv[st], st.shift,
@@ -593,7 +607,9 @@ class Domain:
                     hk.gather_columns(plan.columns, plan.ghost_rows[st], plan.recv[st])
                     messages.append((plan.recv[st], st.source, st.dest, plan.send[st]))
             if messages:
-                self.comm.exchange_into(messages)
+                both = plan.merged.get(tuple(pair))
+                self.comm.exchange_into(messages if both is None else
+                                        [(both[3], both[2], both[1], both[0])])
                 for st in pair:
                     if not st.local:
                         hk.zero_rows(plan.columns, st.recv_start, st.recv_count)
