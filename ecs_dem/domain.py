@@ -598,8 +598,7 @@ class Domain:
             messages = []
             for st in pair:
                 if st.local:
-                    hk.add_rows_back_fused(plan.columns, st.send_rows,
-                                           plan.ghost_rows.get(st, _ghost_rows(st)))
+                    hk.add_rows_back_fused(plan.columns, st.send_rows, _ghost_rows(st))
                 elif local_only:
                     continue
                 else:
