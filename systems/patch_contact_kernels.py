@@ -37,10 +37,10 @@ Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
   so the grain keeps one spring across the membrane and friction does not
   dip or jump (PHYSICS-NOTES: never reset at a hand-over).
 
-Candidates are grouped by grain (systems.patch_search). Per grain the
-geometry, classification and selection run first (scalar), then its touching
-contacts join the chunk that is evaluated by the law in a vectorised loop;
-forces are scattered in candidate order.
+Candidates are grouped by grain (systems.patch_search). Three passes: the
+geometry and classification of every candidate, then the selection and the
+hand-over per grain, then the touching candidates in chunks evaluated by the
+law in a vectorised loop; forces are scattered in candidate order.
 """
 from __future__ import annotations
 
@@ -99,41 +99,64 @@ def outranked(c, lo, hi, touch, rank, pair_t, tri_vertices):
 
 
 @template("inline")
-def select_contacts(lo, hi, touch, rank, delta, pair_t, tri_vertices, tri_gid, selected):
-    """Table 1 among the touching candidates lo..hi of one grain (module docstring).
+def grain_end(pair_i, lo):
+    """One past the last candidate of the grain of candidate lo (candidates grouped by grain)."""
+    hi = lo + 1
+    while hi < pair_i.size and pair_i[hi] == pair_i[lo]:
+        hi += 1
+    return hi
+
+
+@template("inline")
+def select_all(pair_i, touch, rank, delta, pair_t, tri_vertices, tri_gid, selected):
+    """Table 1 among the touching candidates of each grain (module docstring).
 
     First face beats edge beats vertex among patches sharing a vertex; then, among the
     contacts left, an edge or vertex contact gives way to one of the same rank on a patch
     sharing a vertex with a larger overlap (ties: the lower triangle gid).
+
+    One call for all grains: an inline helper with array arguments called once per grain
+    cost an atomic reference count per array and call (numba cannot prune them across
+    the helper's loops), more than the selection itself.
     """
-    for c in range(lo, hi):
-        selected[c] = touch[c] and not outranked(c, lo, hi, touch, rank, pair_t, tri_vertices)
-    for c in range(lo, hi):
-        if not selected[c] or rank[c] == RANK_FACE:
-            continue
-        for c2 in range(lo, hi):
-            if c2 == c or rank[c2] != rank[c] or not touch[c2]:
+    lo = 0
+    while lo < pair_i.size:
+        hi = grain_end(pair_i, lo)
+        for c in range(lo, hi):
+            selected[c] = touch[c] and not outranked(c, lo, hi, touch, rank, pair_t,
+                                                     tri_vertices)
+        for c in range(lo, hi):
+            if not selected[c] or rank[c] == RANK_FACE:
                 continue
-            better = delta[c2] > delta[c] or (
-                delta[c2] == delta[c] and tri_gid[pair_t[c2]] < tri_gid[pair_t[c]])
-            if (better and share_vertex(tri_vertices, pair_t[c], pair_t[c2])
-                    and not outranked(c2, lo, hi, touch, rank, pair_t, tri_vertices)):
-                selected[c] = 0
-                break
+            for c2 in range(lo, hi):
+                if c2 == c or rank[c2] != rank[c] or not touch[c2]:
+                    continue
+                better = delta[c2] > delta[c] or (
+                    delta[c2] == delta[c] and tri_gid[pair_t[c2]] < tri_gid[pair_t[c]])
+                if (better and share_vertex(tri_vertices, pair_t[c], pair_t[c2])
+                        and not outranked(c2, lo, hi, touch, rank, pair_t, tri_vertices)):
+                    selected[c] = 0
+                    break
+        lo = hi
 
 
 @template("inline")
-def hand_over(lo, hi, selected, was_selected, pair_t, tri_vertices, history):
-    """A newly selected contact takes the spring of a contact, on a patch sharing a vertex,
-    that was selected at the last step and is not any more; then remember the selection."""
-    for c in range(lo, hi):
-        if selected[c] and not was_selected[c]:
-            for c2 in range(lo, hi):
-                if (was_selected[c2] and not selected[c2]
-                        and share_vertex(tri_vertices, pair_t[c], pair_t[c2])):
-                    copy_history(history, c2, c)  # noqa: F821 (generated)
-                    break
-    for c in range(lo, hi):
+def hand_over_all(pair_i, selected, was_selected, pair_t, tri_vertices, history):
+    """Per grain: a newly selected contact takes the spring of a contact, on a patch sharing
+    a vertex, that was selected at the last step and is not any more; then remember the
+    selection (one call for all grains, as ``select_all``)."""
+    lo = 0
+    while lo < pair_i.size:
+        hi = grain_end(pair_i, lo)
+        for c in range(lo, hi):
+            if selected[c] and not was_selected[c]:
+                for c2 in range(lo, hi):
+                    if (was_selected[c2] and not selected[c2]
+                            and share_vertex(tri_vertices, pair_t[c], pair_t[c2])):
+                        copy_history(history, c2, c)  # noqa: F821 (generated)
+                        break
+        lo = hi
+    for c in range(pair_i.size):
         was_selected[c] = selected[c]
 
 
@@ -230,72 +253,59 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
     C = CHUNK
     k = load_constants(consts)  # noqa: F821
     n = pair_i.size
+    for c in range(n):
+        i = pair_i[c]
+        tr = pair_t[c]
+        a = tri_rows[tr, 0]
+        b = tri_rows[tr, 1]
+        d = tri_rows[tr, 2]
+        qx, qy, qz, wa, wb, wc = closest_point(
+            position[i, 0], position[i, 1], position[i, 2],
+            position[a, 0], position[a, 1], position[a, 2],
+            position[b, 0], position[b, 1], position[b, 2],
+            position[d, 0], position[d, 1], position[d, 2])
+        dx = position[i, 0] - qx
+        dy = position[i, 1] - qy
+        dz = position[i, 2] - qz
+        r = radius[i]
+        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if dist < MIN_DISTANCE * r:  # centre on the membrane: along the outward normal
+            nx, ny, nz = triangle_normal(position, a, b, d)
+            s = MIN_DISTANCE * r / math.sqrt(nx * nx + ny * ny + nz * nz)
+            dx = nx * s
+            dy = ny * s
+            dz = nz * s
+        geometry[c, _GX] = dx
+        geometry[c, _GY] = dy
+        geometry[c, _GZ] = dz
+        geometry[c, _GDELTA] = r - dist
+        geometry[c, _GW0] = wa
+        geometry[c, _GW1] = wb
+        geometry[c, _GW2] = wc
+        kd, _ = classify(wa, wb, wc)
+        rank[c] = 2 - kd
+        t_now = np.uint8(dist < r)
+        touch[c] = t_now
+        if flags[c] != t_now:
+            if t_now == 0:
+                reset_history(history, c)  # noqa: F821
+            flags[c] = t_now
+    select_all(pair_i, touch, rank, geometry[:, _GDELTA], pair_t, tri_vertices, tri_gid,
+               selected)
+    if update:
+        hand_over_all(pair_i, selected, was_selected, pair_t, tri_vertices, history)
     for q in range(3):
         counts[q] = 0
-    touching = 0
     m = 0
-    lo = 0
-    while lo < n:
-        hi = lo + 1
-        while hi < n and pair_i[hi] == pair_i[lo]:
-            hi += 1
-        i = pair_i[lo]
-        for c in range(lo, hi):
-            tr = pair_t[c]
-            a = tri_rows[tr, 0]
-            b = tri_rows[tr, 1]
-            d = tri_rows[tr, 2]
-            qx, qy, qz, wa, wb, wc = closest_point(
-                position[i, 0], position[i, 1], position[i, 2],
-                position[a, 0], position[a, 1], position[a, 2],
-                position[b, 0], position[b, 1], position[b, 2],
-                position[d, 0], position[d, 1], position[d, 2])
-            dx = position[i, 0] - qx
-            dy = position[i, 1] - qy
-            dz = position[i, 2] - qz
-            r = radius[i]
-            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
-            if dist < MIN_DISTANCE * r:  # centre on the membrane: along the outward normal
-                nx, ny, nz = triangle_normal(position, a, b, d)
-                s = MIN_DISTANCE * r / math.sqrt(nx * nx + ny * ny + nz * nz)
-                dx = nx * s
-                dy = ny * s
-                dz = nz * s
-            geometry[c, _GX] = dx
-            geometry[c, _GY] = dy
-            geometry[c, _GZ] = dz
-            geometry[c, _GDELTA] = r - dist
-            geometry[c, _GW0] = wa
-            geometry[c, _GW1] = wb
-            geometry[c, _GW2] = wc
-            kd, _ = classify(wa, wb, wc)
-            rank[c] = 2 - kd
-            t_now = np.uint8(dist < r)
-            touch[c] = t_now
-            if flags[c] != t_now:
-                if t_now == 0:
-                    reset_history(history, c)  # noqa: F821
-                flags[c] = t_now
-        select_contacts(lo, hi, touch, rank, geometry[:, _GDELTA], pair_t, tri_vertices, tri_gid,
-                        selected)
-        if update:
-            hand_over(lo, hi, selected, was_selected, pair_t, tri_vertices, history)
-        for c in range(lo, hi):
-            if touch[c]:
-                sel[m] = c
-                m += 1
-                touching += 1
-                if selected[c]:
-                    counts[2 - rank[c]] += 1
-        c0 = 0
-        while m - c0 >= C or (hi == n and m > c0):
-            count = min(C, m - c0)
-            patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane_species,
-                        geometry, position, velocity, angular_velocity, radius, mass, fixed,
-                        species, params, k, history, selected, update, dt, force, torque, buf)
-            c0 += count
-        for t in range(m - c0):
-            sel[t] = sel[c0 + t]
-        m -= c0
-        lo = hi
-    return touching
+    for c in range(n):
+        if touch[c]:
+            sel[m] = c
+            m += 1
+            if selected[c]:
+                counts[2 - rank[c]] += 1
+    for c0 in range(0, m, C):
+        patch_chunk(c0, min(C, m - c0), sel, pair_i, pair_t, tri_rows, tri_membrane,
+                    membrane_species, geometry, position, velocity, angular_velocity, radius,
+                    mass, fixed, species, params, k, history, selected, update, dt, force, torque,
+                    buf)
+    return m
