@@ -29,6 +29,10 @@ from ecs_dem.system import Stage, System
 from .triangle_geometry import triangle_normal
 
 
+TRIANGLE_COLUMNS = ("rows", "membrane", "rest_area", "stress_work")
+VERTEX_COLUMNS = ("position", "velocity", "force")
+
+
 @kernel
 def pressure_forces(rows, membrane, rest_area, sigma, position, velocity, force, work, dt,
                     update):
@@ -83,11 +87,12 @@ class MembranePressure(System):
     def run(self, world) -> None:
         t = world.membrane_triangles
         p = world.particles
-        sigma = np.ascontiguousarray(stress_at(world.membranes, world.time))
-        if not np.any(sigma):
+        sigma = stress_at(world.membranes, world.time)
+        if not sigma.any():
             return
-        bad = pressure_forces(t.rows, t.membrane, t.rest_area, sigma, p.with_ghosts("position"),
-                              p.with_ghosts("velocity"), p.with_ghosts("force"), t.stress_work,
+        rows, membrane, rest_area, work = t.views(TRIANGLE_COLUMNS)
+        position, velocity, force = p.views(VERTEX_COLUMNS, ghosts=True)
+        bad = pressure_forces(rows, membrane, rest_area, sigma, position, velocity, force, work,
                               world.dt, not world.setup_phase)
         if bad >= 0:
             raise StateError(
