@@ -13,7 +13,8 @@ whatever its local index. Rows are laid out as::
 Structural changes (append, remove, permute, ghost resize) bump ``epoch``;
 anything that caches local row indices stores the epoch it was built for.
 Views (``table.position`` and friends) are taken per use and never stored
-across a structural change.
+across a structural change (the table keeps its attribute views until the
+next one, and drops them then).
 
 Columns are allocated with staggered start addresses: large arrays that start
 at the same offset within a 4 KiB page alias in the cache, and a loop touching
@@ -128,6 +129,8 @@ class Table:
         self.n_owned = 0
         self.n_ghost = 0
         self.epoch = 0
+        self._attribute_views: list[str] = []  # column views cached as attributes (__getattr__)
+        self._ghost_views: dict[str, np.ndarray] = {}  # with_ghosts, until the structure changes
         self.next_gid = 0
         self._gid_map: np.ndarray | None = None
         self._gid_map_epoch = -1
@@ -207,9 +210,17 @@ class Table:
                 data[self.n:] = f.default
             col.data = data
         self._capacity = new_cap
+        self._drop_attribute_views()
 
     def _touch(self) -> None:
         self.epoch += 1
+        self._drop_attribute_views()
+
+    def _drop_attribute_views(self) -> None:
+        for name in self._attribute_views:
+            self.__dict__.pop(name, None)
+        self._attribute_views.clear()
+        self._ghost_views.clear()
 
     # ------------------------------------------------------------------- views
     def column(self, name: str) -> np.ndarray:
@@ -225,8 +236,11 @@ class Table:
         return self.column(name)[: self.n_owned]
 
     def with_ghosts(self, name: str) -> np.ndarray:
-        """View of owned and ghost rows of a field."""
-        return self.column(name)[: self.n]
+        """View of owned and ghost rows of a field (kept until the structure changes)."""
+        view = self._ghost_views.get(name)
+        if view is None:
+            view = self._ghost_views[name] = self.column(name)[: self.n]
+        return view
 
     def views(self, names: tuple[str, ...], ghosts: bool = False) -> tuple[np.ndarray, ...]:
         """Views of the owned (or, with `ghosts`, owned and ghost) rows of the named fields,
@@ -248,10 +262,15 @@ class Table:
         return got
 
     def __getattr__(self, name: str) -> np.ndarray:
-        # Attribute access gives the owned view: table.position, table.velocity.
+        # Attribute access gives the owned view: table.position, table.velocity. The view is
+        # kept as an instance attribute until the structure changes (_touch, _reserve), so the
+        # next access skips this method (0.6 -> 0.05 us; systems take a dozen per step).
         cols = self.__dict__.get("_columns")
         if cols is not None and name in cols:
-            return cols[name].data[: self.__dict__["n_owned"]]
+            view = cols[name].data[: self.__dict__["n_owned"]]
+            self.__dict__[name] = view
+            self._attribute_views.append(name)
+            return view
         raise AttributeError(f"table '{self.__dict__.get('name', '?')}' has no field '{name}'")
 
     # ------------------------------------------------------------- structure

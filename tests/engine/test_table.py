@@ -180,3 +180,28 @@ def test_ghost_resize_beyond_capacity_keeps_owned_rows(rng):
     t.resize_ghosts(50)
     assert t.capacity >= 54
     np.testing.assert_array_equal(t.position, pos)
+
+
+def test_attribute_views_follow_every_structural_change(rng):
+    """table.position is kept between accesses: each change of rows must give a fresh view
+    of the current rows and storage."""
+    t = Table("p", [Field("position", np.float64, (3,), Halo.FORWARD)], capacity=2)
+    t.append(2, position=rng.random((2, 3)))
+    first = t.position
+    assert t.position is first  # kept: the second access is an attribute
+    t.append(5, position=rng.random((5, 3)))  # beyond capacity: new storage
+    assert t.position.shape == (7, 3)
+    t.position[6] = 42.0
+    assert t.column("position")[6, 0] == 42.0  # the view is of the live column
+    order = np.arange(7)[::-1]
+    before = t.position.copy()
+    t.permute(order)
+    np.testing.assert_array_equal(t.position, before[order])
+    t.remove(np.array([0, 1]))
+    assert t.position.shape == (5, 3)
+    assert t.with_ghosts("position").shape == (5, 3)
+    t.resize_ghosts(3)
+    assert t.position.shape == (5, 3)  # owned rows only
+    assert t.with_ghosts("position").shape == (8, 3)
+    t.add_field(Field("radius", np.float64, (), Halo.FORWARD, 1.0))
+    np.testing.assert_array_equal(t.radius, np.ones(5))
