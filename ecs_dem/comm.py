@@ -94,7 +94,7 @@ class SerialComm:
         """Print `message` with this rank's number, then end every rank (``abort``)."""
         sys.stderr.write(f"[rank {self.rank}] {message}\n")
         sys.stderr.flush()
-        if self.size > 1:  # let the launcher forward it before the job is torn down
+        if self.size > 1:  # MPI_Abort tears the job down: let the launcher forward this first
             time.sleep(_FORWARD_GRACE_S)
         self.abort(code)
 
@@ -308,13 +308,8 @@ def _abort_on_exception(comm: MpiComm):
     def hook(exc_type, exc, tb):
         if exc_type in (KeyboardInterrupt, SystemExit):
             return previous(exc_type, exc, tb)
-        sys.stderr.write(f"[rank {comm.rank}] uncaught exception, aborting all ranks:\n")
-        sys.stderr.write("".join(traceback.format_exception(exc_type, exc, tb)))
-        sys.stderr.flush()
-        # The launcher tears the job down on MPI_Abort; a moment first lets it
-        # forward the traceback still in the pipe instead of dropping it.
-        time.sleep(_FORWARD_GRACE_S)
-        comm.abort(1)
+        comm.abort_with("uncaught exception, aborting all ranks:\n"
+                        + "".join(traceback.format_exception(exc_type, exc, tb)).rstrip("\n"), 1)
 
     sys.excepthook = hook
 

@@ -37,35 +37,28 @@ def carried_fields(table, identity) -> list[str]:
     return [f for f in table.fields if f not in identity]
 
 
-def _differs_from_default(table, names, flags: np.ndarray) -> None:
-    """flags[k] = 1 where some field of old row k differs from its default."""
+def _differs_from_default(table, names, flags: np.ndarray, rows: np.ndarray | None = None) -> None:
+    """flags[k] = 1 where some field of old row k (of row rows[k], given `rows`) differs from
+    its default."""
     m = table.n_owned
     for f in names:
         d = table.fields[f]
         col = table.owned(f).reshape(m, -1)
+        if rows is not None:
+            col = col[rows]
         if d.np_dtype == np.float64 and d.default == 0:
             mark_nonzero(col, flags)
-        elif m:
+        elif col.shape[0]:
             flags |= np.any(col != np.asarray(d.default, dtype=d.np_dtype), axis=1)
 
 
 def rows_with_data(table, identity, among: np.ndarray | None = None) -> np.ndarray:
     """Owned rows of a contact table whose per-contact data differ from the defaults; only
     rows of `among` (increasing owned row indices) when given."""
-    if among is None:
-        keep = np.zeros(table.n_owned, dtype=np.uint8)
-        if table.n_owned:
-            _differs_from_default(table, carried_fields(table, identity), keep)
-        return np.flatnonzero(keep)
-    keep = np.zeros(among.size, dtype=np.uint8)
-    for f in carried_fields(table, identity):
-        d = table.fields[f]
-        col = table.owned(f).reshape(table.n_owned, -1)[among]
-        if d.np_dtype == np.float64 and d.default == 0:
-            mark_nonzero(col, keep)
-        elif among.size:
-            keep |= np.any(col != np.asarray(d.default, dtype=d.np_dtype), axis=1)
-    return among[keep.astype(bool)]
+    keep = np.zeros(table.n_owned if among is None else among.size, dtype=np.uint8)
+    if keep.size:
+        _differs_from_default(table, carried_fields(table, identity), keep, among)
+    return np.flatnonzero(keep) if among is None else among[keep.astype(bool)]
 
 
 def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
