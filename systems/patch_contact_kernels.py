@@ -29,17 +29,23 @@ Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
   kept, ties going to the lower triangle gid (one contact per shared edge
   or vertex; deterministic, so results do not depend on the rank count);
   patches that share no vertex are kept independently;
-* history: one tangential spring per (grain, triangle) candidate
-  (``patch_pairs``), advanced by the law whenever the patch touches the
-  grain, selected or not, and reset only when it stops touching. At a
-  hand-over (a patch becomes selected while a patch sharing a vertex with
-  it stops being selected) the new contact takes over the old one's spring,
-  so the grain keeps one spring across the membrane and friction does not
-  dip or jump (PHYSICS-NOTES: never reset at a hand-over).
+* history: one tangential spring per selected contact, which a grain keeps as
+  it moves over the membrane: at a hand-over (a patch becomes selected while
+  a patch sharing a vertex with it, selected at the last step, is not any
+  more) the new contact takes over the old one's spring, so friction does
+  not dip or jump (PHYSICS-NOTES: never reset at a hand-over). A grain
+  touching a membrane in one place thus has one spring for the pair, the
+  first of the two choices PHYSICS-NOTES allows; a spring is reset when its
+  contact stops being selected (after any hand-over), and a contact selected
+  with nothing to take over starts at zero, as any new contact. Only the
+  selected contacts run the law: late in the triaxial test's confinement
+  three in four touching candidates are not selected (the other choice, one
+  spring per touching patch kept up to date, ran the law for all of them).
+  Storage is per (grain, triangle) candidate (``patch_pairs``).
 
 Candidates are grouped by grain (systems.patch_search). Three passes: the
 geometry and classification of every candidate, then the selection and the
-hand-over per grain, then the touching candidates in chunks evaluated by the
+hand-over per grain, then the selected candidates in chunks evaluated by the
 law in a vectorised loop; forces are scattered in candidate order.
 """
 from __future__ import annotations
@@ -163,8 +169,8 @@ def hand_over_all(pair_i, selected, was_selected, pair_t, tri_vertices, history)
 @template("inline")
 def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane_species,
                 geometry, position, velocity, angular_velocity, radius, mass, fixed, species,
-                params, k, history, selected, update, dt, force, torque, buf):
-    """Gather, evaluate (vectorised) and scatter the touching candidates sel[c0:c0 + count]."""
+                params, k, history, update, dt, force, torque, buf):
+    """Gather, evaluate (vectorised) and scatter the selected candidates sel[c0:c0 + count]."""
     C = CHUNK
     for t in range(count):
         c = sel[c0 + t]
@@ -207,8 +213,6 @@ def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane
     for t in range(count):
         c = sel[c0 + t]
         scatter_history(buf, t, history, c)  # noqa: F821
-        if not selected[c]:
-            continue
         i = pair_i[c]
         tr = pair_t[c]
         fx = buf[_FX * C + t]
@@ -241,7 +245,7 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
                    membrane_species, position, velocity, angular_velocity, radius, mass, fixed,
                    species, params, consts, history, flags, update, dt, force, torque, buf, sel,
                    geometry, rank, touch, selected, was_selected, counts):
-    """The law's forces of every touching, selected grain-patch contact (module docstring).
+    """The law's forces of every selected grain-patch contact (module docstring).
 
     Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain.
     ``geometry`` (n, GEOMETRY_WIDTH), ``rank``, ``touch``, ``selected`` (n) are per-candidate
@@ -284,12 +288,7 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
         geometry[c, _GW2] = wc
         kd, _ = classify(wa, wb, wc)
         rank[c] = 2 - kd
-        t_now = np.uint8(dist < r)
-        touch[c] = t_now
-        if flags[c] != t_now:
-            if t_now == 0:
-                reset_history(history, c)  # noqa: F821
-            flags[c] = t_now
+        touch[c] = np.uint8(dist < r)
     select_all(pair_i, touch, rank, geometry[:, _GDELTA], pair_t, tri_vertices, tri_gid,
                selected)
     if update:
@@ -297,15 +296,18 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
     for q in range(3):
         counts[q] = 0
     m = 0
+    touching = 0
     for c in range(n):
-        if touch[c]:
+        touching += touch[c]
+        if selected[c]:
             sel[m] = c
             m += 1
-            if selected[c]:
-                counts[2 - rank[c]] += 1
+            counts[2 - rank[c]] += 1
+        elif flags[c]:  # after the hand-over, which may have taken this spring
+            reset_history(history, c)  # noqa: F821
+        flags[c] = selected[c]
     for c0 in range(0, m, C):
         patch_chunk(c0, min(C, m - c0), sel, pair_i, pair_t, tri_rows, tri_membrane,
                     membrane_species, geometry, position, velocity, angular_velocity, radius,
-                    mass, fixed, species, params, k, history, selected, update, dt, force, torque,
-                    buf)
-    return m
+                    mass, fixed, species, params, k, history, update, dt, force, torque, buf)
+    return touching
