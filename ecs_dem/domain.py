@@ -563,7 +563,7 @@ class Domain:
         plan = _FloatHaloPlan(
             key, columns, names.index("position") if "position" in names else -1,
             _fuse_local(pairs), _fuse_local(pairs[::-1]), send, recv,
-            {st: _ghost_rows(st) for st in remote}, merged)
+            {st: _ghost_rows(st) for pair in pairs for st in pair}, merged)
         self._plans[(table.name, names)] = plan
         return plan
 
@@ -598,7 +598,7 @@ class Domain:
             messages = []
             for st in pair:
                 if st.local:
-                    hk.add_rows_back_fused(plan.columns, st.send_rows, _ghost_rows(st))
+                    hk.add_rows_back_fused(plan.columns, st.send_rows, plan.ghost_rows[st])
                 elif local_only:
                     continue
                 else:
