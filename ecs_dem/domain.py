@@ -47,7 +47,7 @@ from . import halo_kernels as hk
 from .comm import SerialComm
 from .decomposition import Decomposition
 from .errors import InputError, StateError
-from .row_packing import add_packed_into, pack_rows, row_layout, unpack_rows
+from .row_packing import add_packed_into, field_bytes, pack_rows, row_layout, unpack_rows
 from .table import Halo, Table
 
 
@@ -343,8 +343,8 @@ class Domain:
             return
         order = np.argsort(dest[leaving], kind="stable")
         rows = leaving[order]
-        layout = row_layout(table, list(table.fields))
-        packed = pack_rows(table, layout, rows)
+        names = tuple(table.fields)
+        packed = pack_rows(table, names, rows)
         if neighbours is not None:  # rows in increasing rank order, as for the all-to-all
             ranks, graph = neighbours
             counts = np.bincount(np.searchsorted(ranks, dest[rows]), minlength=ranks.size)
@@ -355,10 +355,9 @@ class Domain:
         if leaving.size:
             table.remove(leaving, keep_order=False)
         if received.shape[0]:
-            gid_name, gid_off, gid_w = layout[0]
-            gids = np.ascontiguousarray(received[:, gid_off:gid_off + gid_w]).view(np.int64).ravel()
+            gids = field_bytes(received, row_layout(table, names), "gid", np.int64).ravel()
             new = table.append(received.shape[0], gid=gids)
-            unpack_rows(table, layout, received, new.start)
+            unpack_rows(table, names, received, new.start)
 
     # ------------------------------------------------------------- ghosts
     def rebuild_ghosts(self, table: Table) -> None:
@@ -375,7 +374,6 @@ class Domain:
         lo_sub, hi_sub = dec.lo, dec.hi
         L = self.box.length
         names = ghost_fields(table)
-        layout = row_layout(table, names)
         for axis in range(3):
             periodic = self.box.periodic[axis]
             n_axis = dec.dims[axis]
@@ -398,7 +396,7 @@ class Domain:
             # the two directions of an axis are independent: exchange them together
             remote = [st for st in pair if not st.local]
             received = self.comm.exchange_rows(
-                [(pack_rows(table, layout, st.send_rows), st.dest, st.source, None) for st in remote])
+                [(pack_rows(table, names, st.send_rows), st.dest, st.source, None) for st in remote])
             for st in pair:
                 st.recv_start = table.n
                 if st.local:
@@ -409,7 +407,7 @@ class Domain:
                     got = received[remote.index(st)]
                     st.recv_count = got.shape[0]
                     table.resize_ghosts(table.n_ghost + st.recv_count)
-                    unpack_rows(table, layout, got, st.recv_start)
+                    unpack_rows(table, names, got, st.recv_start)
                     self._shift_positions(table, st)
                 for f, d in table.fields.items():
                     if d.halo is Halo.REVERSE:
@@ -434,7 +432,6 @@ class Domain:
         table.clear_ghosts()
         anchor_row = anchor_table.lookup().rows(table.anchor_gids(), owned_only=True)
         names = ghost_fields(table)
-        layout = row_layout(table, names)
         stages: list[_GhostStage] = []
         for pair in self._axis_pairs(anchor_table):
             chosen = []
@@ -447,7 +444,7 @@ class Domain:
             remote = [c for c in chosen if not c[0].local]
             messages = []
             for st, rows, index in remote:
-                packed = pack_rows(table, layout, rows)
+                packed = pack_rows(table, names, rows)
                 messages.append((np.concatenate([packed, index.view(np.uint8).reshape(-1, 8)], axis=1),
                                  st.dest, st.source, None))
             received = self.comm.exchange_rows(messages)
@@ -464,7 +461,7 @@ class Domain:
                     got = received[[c[0] for c in remote].index(st)]
                     count = got.shape[0]
                     table.resize_ghosts(table.n_ghost + count)
-                    unpack_rows(table, layout, got[:, :-8], start)
+                    unpack_rows(table, names, got, start)  # the anchor index follows
                     new_anchor = st.recv_start + np.ascontiguousarray(got[:, -8:]).view(np.int64).ravel()
                 for f, d in table.fields.items():
                     if d.halo is Halo.REVERSE:
@@ -514,17 +511,16 @@ class Domain:
         if plan is not None:
             self._forward_floats(table, names, plan)
             return
-        layout = row_layout(table, names)  # mixed dtypes: packed byte rows
-        for pair in self._axis_pairs(table):
+        for pair in self._axis_pairs(table):  # mixed dtypes: packed byte rows
             remote = [st for st in pair if not st.local]
             received = self.comm.exchange_rows(
-                [(pack_rows(table, layout, st.send_rows), st.dest, st.source, st.recv_count)
+                [(pack_rows(table, names, st.send_rows), st.dest, st.source, st.recv_count)
                  for st in remote]) if remote else []
             for st in pair:
                 if st.local:
                     self._copy_local(table, st, names)
                     continue
-                unpack_rows(table, layout, received[remote.index(st)], st.recv_start)
+                unpack_rows(table, names, received[remote.index(st)], st.recv_start)
                 if "position" in names:
                     self._shift_positions(table, st)
 
@@ -676,13 +672,12 @@ class Domain:
         if plan is not None:
             self._reverse_floats(table, names, plan, local_only)
             return
-        layout = row_layout(table, names)  # mixed dtypes: packed byte rows
-        for pair in reversed(self._axis_pairs(table)):
+        for pair in reversed(self._axis_pairs(table)):  # mixed dtypes: packed byte rows
             if local_only:
                 pair = [st for st in pair if st.local]
             remote = [st for st in pair if not st.local]
             returned = self.comm.exchange_rows(
-                [(pack_rows(table, layout, np.arange(st.recv_start, st.recv_start + st.recv_count)),
+                [(pack_rows(table, names, np.arange(st.recv_start, st.recv_start + st.recv_count)),
                   st.source, st.dest, st.send_rows.size) for st in remote]) if remote else []
             for st in pair:
                 if st.local:
@@ -695,7 +690,7 @@ class Domain:
                     table.column(name)[st.recv_start:st.recv_start + st.recv_count] = 0
                 got = returned[remote.index(st)]
                 if got.shape[0]:
-                    add_packed_into(table, layout, got, st.send_rows)
+                    add_packed_into(table, names, got, st.send_rows)
 
     # ------------------------------------------------------------ checkpoints
     def export_state(self, tables: dict) -> tuple[np.ndarray, np.ndarray]:

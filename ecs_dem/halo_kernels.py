@@ -128,33 +128,96 @@ def owner_ranks(position, inner_x, inner_y, inner_z, rank_of_coords):
     return out
 
 
-@kernel
-def gather_f64(column, rows, packed, offset):
-    """packed[k, offset:offset+w] = column[rows[k], :] for a (capacity, w) float64 column."""
-    w = column.shape[1]
-    for k in range(rows.size):
-        r = rows[k]
-        for c in range(w):
-            packed[k, offset + c] = column[r, c]
-
+# The packed-row kernels below take a tuple of (capacity, w) columns of one dtype (the
+# uint64 or uint8 views of ``row_packing``): a table's fields in one call. Widths 1 and
+# 3 (scalars, 3-vectors) get unrolled loop bodies, as in the column kernels further down.
 
 @kernel
-def scatter_f64(column, start, packed, offset):
-    """column[start + k, :] = packed[k, offset:offset+w]."""
-    w = column.shape[1]
-    for k in range(packed.shape[0]):
-        for c in range(w):
-            column[start + k, c] = packed[k, offset + c]
+def gather_rows_packed(columns, rows, packed, first):
+    """packed[k, first:] = the rows[k] values of every column, side by side."""
+    off = first
+    for col in columns:
+        w = col.shape[1]
+        if w == 1:
+            for k in range(rows.size):
+                packed[k, off] = col[rows[k], 0]
+        elif w == 3:
+            for k in range(rows.size):
+                r = rows[k]
+                packed[k, off] = col[r, 0]
+                packed[k, off + 1] = col[r, 1]
+                packed[k, off + 2] = col[r, 2]
+        else:
+            for k in range(rows.size):
+                r = rows[k]
+                for c in range(w):
+                    packed[k, off + c] = col[r, c]
+        off += w
 
 
 @kernel
-def scatter_add_f64(column, rows, packed, offset):
-    """column[rows[k], :] += packed[k, offset:offset+w] (rows may repeat)."""
-    w = column.shape[1]
-    for k in range(rows.size):
-        r = rows[k]
-        for c in range(w):
-            column[r, c] += packed[k, offset + c]
+def scatter_rows_packed(columns, start, packed, first):
+    """Inverse of gather_rows_packed into rows start, start + 1, ..."""
+    off = first
+    for col in columns:
+        w = col.shape[1]
+        if w == 1:
+            for k in range(packed.shape[0]):
+                col[start + k, 0] = packed[k, off]
+        elif w == 3:
+            for k in range(packed.shape[0]):
+                col[start + k, 0] = packed[k, off]
+                col[start + k, 1] = packed[k, off + 1]
+                col[start + k, 2] = packed[k, off + 2]
+        else:
+            for k in range(packed.shape[0]):
+                for c in range(w):
+                    col[start + k, c] = packed[k, off + c]
+        off += w
+
+
+@kernel
+def move_rows(columns, src, dst):
+    """columns[dst[k]] = columns[src[k]] for every column, in k order."""
+    for col in columns:
+        w = col.shape[1]
+        for k in range(src.size):
+            s = src[k]
+            d = dst[k]
+            for c in range(w):
+                col[d, c] = col[s, c]
+
+
+@kernel
+def permute_columns(columns, order, scratch):
+    """columns[k] = old columns[order[k]] for every column; scratch: at least
+    len(order) * (widest column) elements of the columns' dtype."""
+    m = order.size
+    for col in columns:
+        w = col.shape[1]
+        if w == 1:
+            for k in range(m):
+                scratch[k] = col[order[k], 0]
+            for k in range(m):
+                col[k, 0] = scratch[k]
+        elif w == 3:
+            for k in range(m):
+                r = order[k]
+                scratch[3 * k] = col[r, 0]
+                scratch[3 * k + 1] = col[r, 1]
+                scratch[3 * k + 2] = col[r, 2]
+            for k in range(m):
+                col[k, 0] = scratch[3 * k]
+                col[k, 1] = scratch[3 * k + 1]
+                col[k, 2] = scratch[3 * k + 2]
+        else:
+            for k in range(m):
+                r = order[k]
+                for c in range(w):
+                    scratch[k * w + c] = col[r, c]
+            for k in range(m):
+                for c in range(w):
+                    col[k, c] = scratch[k * w + c]
 
 
 # The column kernels below take a tuple of (capacity, w) float64 columns. Most
@@ -323,16 +386,3 @@ def zero_rows(columns, start, count):
         for k in range(start, start + count):
             for c in range(w):
                 col[k, c] = 0.0
-
-
-@kernel
-def permute_rows(column, order, scratch):
-    """column[k] = old column[order[k]] for a (capacity, w) column; scratch holds (len(order), w)."""
-    w = column.shape[1]
-    for k in range(order.size):
-        r = order[k]
-        for c in range(w):
-            scratch[k, c] = column[r, c]
-    for k in range(order.size):
-        for c in range(w):
-            column[k, c] = scratch[k, c]

@@ -32,6 +32,7 @@ import numpy as np
 
 from .errors import InputError
 from .gid_lookup import GidLookup
+from .row_packing import move_rows, permute_rows
 
 _PAGE = 4096
 _STAGGER = 320  # bytes between column start offsets within a page (5 cache lines)
@@ -320,29 +321,16 @@ class Table:
         new_n = self.n_owned - int(gone.sum())
         holes = np.flatnonzero(gone[:new_n])
         fillers = np.flatnonzero(~gone[new_n:]) + new_n
-        for col in self._columns.values():
-            col.data[holes] = col.data[fillers]
+        move_rows(self, fillers, holes)
         self.n_owned = new_n
         self._touch()
 
     def permute(self, order: np.ndarray) -> None:
         """Re-order (or subset) owned rows: new row k is old row order[k]."""
-        from .halo_kernels import permute_rows  # numba: no temporary per column
-
         self.clear_ghosts()
         order = np.ascontiguousarray(order, dtype=np.int64)
-        m = order.size
-        scratch = {}
-        for col in self._columns.values():
-            data = col.data.reshape(col.data.shape[0], -1)
-            if m and data.dtype == np.float64:
-                buf = scratch.get(data.shape[1])
-                if buf is None:
-                    buf = scratch[data.shape[1]] = np.empty((m, data.shape[1]))
-                permute_rows(data, order, buf)
-            else:
-                col.data[:m] = col.data[order]
-        self.n_owned = m
+        permute_rows(self, order)
+        self.n_owned = order.size
         self._touch()
 
     def clear_ghosts(self) -> None:
