@@ -575,7 +575,7 @@ class Domain:
                     hk.copy_columns(plan.columns, st.send_rows, st.recv_start, st.shift,
                                     plan.shift_column)
                 else:
-                    hk.gather_columns(plan.columns, st.send_rows, plan.send[st])
+                    hk.gather_rows_packed(plan.columns, st.send_rows, plan.send[st], 0)
                     messages.append((plan.send[st], st.dest, st.source, plan.recv[st]))
             if messages:
                 both = plan.merged.get(tuple(pair))
@@ -599,7 +599,7 @@ class Domain:
                     continue
                 else:
                     # ghost values travel back to their source: the forward buffers, reversed
-                    hk.gather_columns(plan.columns, plan.ghost_rows[st], plan.recv[st])
+                    hk.gather_rows_packed(plan.columns, plan.ghost_rows[st], plan.recv[st], 0)
                     messages.append((plan.recv[st], st.source, st.dest, plan.send[st]))
             if messages:
                 both = plan.merged.get(tuple(pair))

@@ -129,8 +129,9 @@ def owner_ranks(position, inner_x, inner_y, inner_z, rank_of_coords):
 
 
 # The packed-row kernels below take a tuple of (capacity, w) columns of one dtype (the
-# uint64 or uint8 views of ``row_packing``): a table's fields in one call. Widths 1 and
-# 3 (scalars, 3-vectors) get unrolled loop bodies, as in the column kernels further down.
+# float64 columns of a halo plan, the uint64 or uint8 views of ``row_packing``): a table's
+# fields in one call. Widths 1 and 3 (scalars, 3-vectors) get unrolled loop bodies (two
+# to three times faster than a loop over a run-time width).
 
 @kernel
 def gather_rows_packed(columns, rows, packed, first):
@@ -226,28 +227,9 @@ def permute_columns(columns, order, scratch):
 # the general loop.
 
 @kernel
-def gather_columns(columns, rows, packed):
-    """packed[k, :] = the rows[k] values of every (capacity, w_c) float64 column, side by side."""
-    off = 0
-    for col in columns:
-        w = col.shape[1]
-        if w == 3:
-            for k in range(rows.size):
-                r = rows[k]
-                packed[k, off] = col[r, 0]
-                packed[k, off + 1] = col[r, 1]
-                packed[k, off + 2] = col[r, 2]
-        else:
-            for k in range(rows.size):
-                r = rows[k]
-                for c in range(w):
-                    packed[k, off + c] = col[r, c]
-        off += w
-
-
-@kernel
 def scatter_columns(columns, start, packed, shift, shift_column):
-    """Inverse of gather_columns into rows start, start + 1, ...; adds `shift` to column `shift_column`."""
+    """Inverse of gather_rows_packed (first 0) into rows start, start + 1, ...; adds `shift` to
+    column `shift_column`."""
     off = 0
     for j, col in enumerate(columns):
         w = col.shape[1]

@@ -33,7 +33,7 @@ def test_gather_then_scatter_is_a_copy_with_shift():
     cols = columns(rng)
     rows = np.array([5, 1, 9, 9], dtype=np.int64)
     packed = np.empty((rows.size, sum(WIDTHS)))
-    hk.gather_columns(cols, rows, packed)
+    hk.gather_rows_packed(cols, rows, packed, 0)
     np.testing.assert_array_equal(packed, np.hstack([c[rows] for c in cols]))
     expected = tuple(c.copy() for c in cols)
     shift = np.array([1.0, 2.0, 3.0, 4.0])
