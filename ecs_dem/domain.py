@@ -108,6 +108,7 @@ class _FloatHaloPlan:
     recv: dict  # stage -> (recv_count, width) float64 buffer
     ghost_rows: dict  # stage -> its ghost row indices
     merged: dict  # (stage, stage) -> (send, dest, source, recv): both directions, one message
+    shifted: frozenset  # remote stages whose ghost positions get a periodic shift
 
 
 @dataclass(eq=False)
@@ -559,7 +560,8 @@ class Domain:
         plan = _FloatHaloPlan(
             key, columns, names.index("position") if "position" in names else -1,
             _fuse_local(pairs), _fuse_local(pairs[::-1]), send, recv,
-            {st: _ghost_rows(st) for pair in pairs for st in pair}, merged)
+            {st: _ghost_rows(st) for pair in pairs for st in pair}, merged,
+            frozenset(st for st in remote if "position" in names and np.any(st.shift)))
         self._plans[(table.name, names)] = plan
         return plan
 
@@ -582,8 +584,10 @@ class Domain:
                 self.comm.exchange_into(messages if both is None else [both])
                 for st in pair:
                     if not st.local:
-                        hk.scatter_columns(plan.columns, st.recv_start, plan.recv[st], st.shift,
-                                           plan.shift_column)
+                        hk.scatter_rows_packed(plan.columns, st.recv_start, plan.recv[st], 0)
+                        if st in plan.shifted:
+                            plan.columns[plan.shift_column][
+                                st.recv_start:st.recv_start + st.recv_count] += st.shift
 
     def _reverse_floats(self, table: Table, names, plan: _FloatHaloPlan,
                         local_only: bool = False) -> None:

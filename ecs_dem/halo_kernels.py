@@ -221,33 +221,8 @@ def permute_columns(columns, order, scratch):
                     col[k, c] = scratch[k * w + c]
 
 
-# The column kernels below take a tuple of (capacity, w) float64 columns. Most
-# columns are 3-vectors: their rows are copied by an unrolled loop body (two
-# to three times faster than a loop over a run-time width), other widths by
-# the general loop.
-
-@kernel
-def scatter_columns(columns, start, packed, shift, shift_column):
-    """Inverse of gather_rows_packed (first 0) into rows start, start + 1, ...; adds `shift` to
-    column `shift_column`."""
-    off = 0
-    for j, col in enumerate(columns):
-        w = col.shape[1]
-        if j == shift_column:
-            for k in range(packed.shape[0]):
-                for c in range(w):
-                    col[start + k, c] = packed[k, off + c] + shift[c]
-        elif w == 3:
-            for k in range(packed.shape[0]):
-                col[start + k, 0] = packed[k, off]
-                col[start + k, 1] = packed[k, off + 1]
-                col[start + k, 2] = packed[k, off + 2]
-        else:
-            for k in range(packed.shape[0]):
-                for c in range(w):
-                    col[start + k, c] = packed[k, off + c]
-        off += w
-
+# The local-stage kernels below take a tuple of (capacity, w) float64 columns and add the
+# periodic shift on the position column as they copy; 3-vectors get unrolled loop bodies.
 
 @kernel
 def copy_columns(columns, src_rows, dst_start, shift, shift_column):
