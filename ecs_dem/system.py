@@ -55,7 +55,8 @@ class System:
     accumulates: ClassVar[Declaration] = {}
     accumulates_on_rank: ClassVar[Declaration] = {}
     builds: ClassVar[tuple[str, ...]] = ()
-    #: run only on steps divisible by ``every`` (FORCES and OUTPUT systems); 1 = every step
+    #: run only on steps divisible by ``every`` (FORCES and OUTPUT systems); 1 = every step.
+    #: Set it before the system is added (the world reads it when its system list changes)
     every: int = 1
 
     @property

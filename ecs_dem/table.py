@@ -12,6 +12,10 @@ whatever its local index. Rows are laid out as::
 
 Structural changes (append, remove, permute, ghost resize) bump ``epoch``;
 anything that caches local row indices stores the epoch it was built for.
+They, a capacity growth and a new field also bump ``Table.structure_version``,
+one counter for all tables of the process: a cache over several tables (a
+kernel's argument tuple, the world's per-step look-ups) compares one integer
+instead of each table's epoch, sizes and capacity.
 Views (``table.position`` and friends) are taken per use and never stored
 across a structural change (the table keeps its attribute views until the
 next one, and drops them then).
@@ -117,6 +121,10 @@ class Table:
         ``{"i": "gid_i", "j": "gid_j"}``, a triangle ``{"rows": "vertices"}``.
     """
 
+    #: bumped by every structural change, capacity growth or new field of any table (module
+    #: docstring): equal values mean no table changed shape or storage in between
+    structure_version = 0
+
     def __init__(self, name: str, fields: Iterable[Field], capacity: int = 64,
                  anchor: tuple[str, str] | None = None,
                  references: Mapping[str, str] | None = None):
@@ -185,6 +193,7 @@ class Table:
             data[...] = f.default
         self._columns[f.name] = _Column(f, data, slot)
         self._fields[f.name] = f
+        Table.structure_version += 1
 
     # ------------------------------------------------------------------- sizes
     @property
@@ -211,10 +220,12 @@ class Table:
                 data[self.n:] = f.default
             col.data = data
         self._capacity = new_cap
+        Table.structure_version += 1
         self._drop_attribute_views()
 
     def _touch(self) -> None:
         self.epoch += 1
+        Table.structure_version += 1
         self._drop_attribute_views()
 
     def _drop_attribute_views(self) -> None:
@@ -252,7 +263,7 @@ class Table:
         thousand rows) calls a dozen kernels with up to a dozen arrays each.
         Pass the same tuple object every call (a constant) for the fastest look-up.
         """
-        key = (self.epoch, self.n_owned, self.n_ghost, self._capacity, len(self._columns))
+        key = Table.structure_version
         if key != self._views_key:
             self._views = {}
             self._views_key = key

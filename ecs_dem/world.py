@@ -138,6 +138,9 @@ class World:
         self._resolved: dict[str, tuple[int, int]] = {}  # anchored table -> (its, anchor's epoch)
         self._incidence: dict[str, tuple] = {}
         self._rebuild_requested = False
+        self._spatial = (None, ())  # (structure key, spatial tables): asked every step
+        self._references_checked = None  # (structure key) when no reference was stale
+        self._zeroed_cleared: dict = {}  # halo state -> the same with no field zeroed
         self._frozen = True
 
     def __setattr__(self, name, value):
@@ -204,14 +207,26 @@ class World:
         return any(isinstance(s, kind) for s in self.systems)
 
     def systems_in(self, stage: Stage) -> tuple[System, ...]:
-        systems = self._by_stage.get(stage)
-        if systems is None:
-            systems = self._by_stage[stage] = tuple(s for s in self.systems if s.stage == stage)
-        return systems
+        return self._stage_systems(stage)[0]
 
-    def spatial_tables(self) -> list[Table]:
-        return [t for t in self.tables.values()
-                if t.has_field("position") and t.fields["position"].shape == (3,)]
+    def _stage_systems(self, stage: Stage) -> tuple:
+        """(the systems of `stage` in order, those of them with ``every`` > 1 and its value),
+        kept until the system list changes."""
+        got = self._by_stage.get(stage)
+        if got is None:
+            systems = tuple(s for s in self.systems if s.stage == stage)
+            got = self._by_stage[stage] = (systems, tuple(
+                (s, int(s.every)) for s in systems if int(s.every) > 1))
+        return got
+
+    def spatial_tables(self) -> tuple[Table, ...]:
+        """Tables with a 3-vector ``position`` (decomposed by the domain); asked every step,
+        so kept until a table is added or some table changes (``Table.structure_version``)."""
+        key = (Table.structure_version, len(self.tables))
+        if self._spatial[0] != key:
+            self._spatial = (key, tuple(t for t in self.tables.values() if t.has_field("position")
+                                        and t.fields["position"].shape == (3,)))
+        return self._spatial[1]
 
     def anchored_tables(self, table: Table) -> list[Table]:
         return [t for t in self.tables.values() if t.anchor and t.anchor[0] == table.name]
@@ -251,9 +266,13 @@ class World:
 
     def _references_stale(self) -> bool:
         """An anchored table changed structurally since its references were resolved."""
+        key = (Table.structure_version, len(self.tables))
+        if self._references_checked == key:
+            return False  # no table changed or came since the last check found nothing stale
         for t in self.tables.values():
             if t.anchor and self._resolved.get(t.name) != (t.epoch, self.tables[t.anchor[0]].epoch):
                 return True
+        self._references_checked = key
         return False
 
     # ----------------------------------------------------------- validation
@@ -370,7 +389,9 @@ class World:
         program = self._programs.get(key)
         if program is None:
             program = self._programs[key] = self._compile(systems, self._halo)
-        runs, self._halo = program
+        runs, halo = program
+        if halo is not self._halo:
+            self._halo = halo
         timers = self.timers
         guard = self._guard
         for s, name, batches in runs:
@@ -439,11 +460,21 @@ class World:
     def _due(self, stage: Stage) -> tuple:
         """The systems of `stage` whose ``every`` divides this step (a probe that samples
         every 200 steps is left out of the other 199, with the halo operations only it
-        needed: the schedule is compiled for each set of due systems)."""
-        return tuple(s for s in self.systems_in(stage) if self.step % max(int(s.every), 1) == 0)
+        needed: the schedule is compiled for each set of due systems). ``every`` is read
+        when the system list changes (``add_system``)."""
+        systems, sparse = self._stage_systems(stage)
+        if not sparse:
+            return systems
+        step = self.step
+        skipped = {id(s) for s, every in sparse if step % every}
+        return tuple(s for s in systems if id(s) not in skipped) if skipped else systems
 
     def _forces(self) -> None:
-        self._halo = self._halo._replace(zeroed=frozenset())
+        halo = self._halo
+        cleared = self._zeroed_cleared.get(halo)
+        if cleared is None:
+            cleared = self._zeroed_cleared[halo] = halo._replace(zeroed=frozenset())
+        self._halo = cleared
         self._run_systems(self._due(Stage.FORCES))
 
     def _output(self) -> None:
@@ -521,7 +552,8 @@ class World:
         if not self._is_setup:
             self.setup()
         self.step += 1
-        self.rebuilt_this_step = False
+        if self.rebuilt_this_step:
+            self.rebuilt_this_step = False
         self._run_systems(self.systems_in(Stage.INTEGRATE_FIRST))
         self.time += self.dt  # the positions are now at the new time
         t0 = _time.perf_counter()
@@ -531,7 +563,8 @@ class World:
         if self.comm.size > 1:  # one reduction answers both: rebuild anywhere? stop anywhere?
             agreed = self.comm.max(np.array([int(rebuild), stop], dtype=np.float64))
             rebuild, stop = bool(agreed[0]), int(agreed[1])
-        self._stop_signal = stop
+        if stop != self._stop_signal:
+            self._stop_signal = stop
         self.timers["domain:check"] += _time.perf_counter() - t0
         if rebuild:
             self._rebuild_domain()

@@ -23,6 +23,7 @@ import numpy as np
 
 from ecs_dem.errors import UnstableTimeStepError
 from ecs_dem.system import Stage, System
+from ecs_dem.table import Table
 
 from . import contact_kernels
 from .contact_chunks import PairScratch
@@ -121,14 +122,13 @@ class ContactForces(System):
 
     def _kernel_calls(self, world) -> list:
         """Per list (pairs, then mirrors): its rows and the kernel's arguments up to the
-        history flags (views, history columns, flags, who takes forces), cached until a
-        table changes structurally: building them costs more than the kernel on a few
-        thousand particles."""
-        p = world.particles
-        lists = [world.pairs] + ([] if self.newton else [world.pair_mirrors])
-        key = (p.epoch, p.n_owned, p.n_ghost, p.capacity) + tuple(
-            (t.epoch, t.n_owned, t.capacity) for t in lists)
+        history flags (views, history columns, flags, who takes forces), cached until some
+        table changes structurally (``Table.structure_version``): building them costs more
+        than the kernel on a few thousand particles."""
+        key = Table.structure_version
         if key != self._calls_key:
+            p = world.particles
+            lists = [world.pairs] + ([] if self.newton else [world.pair_mirrors])
             bound = self._bound
             names = bound.function.history
             particle_arrays = p.views(CONTACT_READS, ghosts=True)

@@ -25,7 +25,7 @@ import numpy as np
 from ecs_dem.components.membranes import element_span
 from ecs_dem.errors import InputError
 from ecs_dem.system import Stage, System
-from ecs_dem.table import Field, Halo
+from ecs_dem.table import Field, Halo, Table
 
 from . import patch_contact_kernels
 from .contact_chunks import PairScratch
@@ -93,12 +93,12 @@ class PatchContacts(System):
 
     def _kernel_args(self, world) -> tuple:
         """The kernel's arguments but the step's (``update``, ``dt``) and the counts, cached
-        until a table changes structurally: building them cost 12 us a step in case 1 of the
-        triaxial test, a third of the kernel's time."""
+        until some table changes structurally (``Table.structure_version``): building them
+        cost 12 us a step in case 1 of the triaxial test, a third of the kernel's time."""
         pairs = world.patch_pairs
         p = world.particles
         tri = world.membrane_triangles
-        key = tuple((t.epoch, t.n_owned, t.n, t.capacity) for t in (pairs, p, tri, world.membranes))
+        key = Table.structure_version
         if key == self._args_key:
             return self._args
         g = p.with_ghosts

@@ -15,7 +15,7 @@ import numpy as np
 
 from ecs_dem.errors import InputError
 from ecs_dem.system import Stage, System
-from ecs_dem.table import Field
+from ecs_dem.table import Field, Table
 
 from . import contact_kernels
 from .contact_chunks import PairScratch
@@ -75,11 +75,12 @@ class WallContacts(System):
         return p.views(("wall",))[0] if p.has_field("wall") else np.full(n, -1, dtype=np.int32)
 
     def _kernel_arguments(self, world) -> tuple:
-        """The kernel's arguments up to the history flags, cached until the particles or walls
-        change structurally (building them costs more than a small subdomain's kernel)."""
-        p, walls = world.particles, world.walls
-        key = (p.epoch, p.n_owned, p.capacity, walls.epoch, walls.capacity)
+        """The kernel's arguments up to the history flags, cached until some table changes
+        structurally (``Table.structure_version``; building them costs more than a small
+        subdomain's kernel)."""
+        key = Table.structure_version
         if key != self._arguments_key:
+            p, walls = world.particles, world.walls
             bound, s = self._bound, self._scratch
             names = tuple(f"wall_{f}" for f in bound.function.history)
             n = p.n_owned

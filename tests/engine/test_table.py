@@ -205,3 +205,33 @@ def test_attribute_views_follow_every_structural_change(rng):
     assert t.with_ghosts("position").shape == (8, 3)
     t.add_field(Field("radius", np.float64, (), Halo.FORWARD, 1.0))
     np.testing.assert_array_equal(t.radius, np.ones(5))
+
+
+def test_structure_version_counts_every_change_of_shape_or_storage(rng):
+    """Caches over several tables compare Table.structure_version: every append, removal,
+    permutation, ghost resize, capacity growth and new field of any table must change it,
+    and writing values must not (else every cached argument tuple would be rebuilt)."""
+    a = Table("a", [Field("position", np.float64, (3,), Halo.FORWARD)], capacity=2)
+    b = Table("b", [Field("mass", np.float64, (), Halo.FORWARD)], capacity=8)
+    changes = [
+        lambda: a.append(2, position=rng.random((2, 3))),
+        lambda: a.append(3),  # beyond capacity: new storage
+        lambda: b.append(1),
+        lambda: a.permute(np.arange(5)[::-1]),
+        lambda: a.remove(np.array([0])),
+        lambda: a.remove(np.array([0]), keep_order=False),
+        lambda: b.resize_ghosts(2),
+        lambda: b.clear_ghosts(),
+        lambda: b.add_field(Field("radius", np.float64, (), Halo.FORWARD)),
+        lambda: a.resize_ghosts(20),  # ghosts beyond capacity
+    ]
+    seen = {Table.structure_version}
+    for change in changes:
+        change()
+        assert Table.structure_version not in seen
+        seen.add(Table.structure_version)
+    version = Table.structure_version
+    a.position[...] = 1.0
+    b.with_ghosts("mass")[...] = 2.0
+    a.views(("position",), ghosts=True)
+    assert Table.structure_version == version
