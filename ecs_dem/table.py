@@ -256,7 +256,7 @@ class Table:
 
     def views(self, names: tuple[str, ...], ghosts: bool = False) -> tuple[np.ndarray, ...]:
         """Views of the owned (or, with `ghosts`, owned and ghost) rows of the named fields,
-        cached until the table's structure changes.
+        cached until some table's structure changes (``Table.structure_version``).
 
         For the systems that run every step: taking a view costs about half a
         microsecond in Python, and a step of a small subdomain (a few

@@ -163,6 +163,33 @@ def test_elements_appended_after_setup_are_resolved_before_the_next_forces():
     assert world.triangles.rows[-1, 0] >= 0
 
 
+def test_an_element_table_added_after_a_run_is_resolved_before_its_first_forces():
+    """The world skips the stale-reference scan while no table changed structurally
+    (Table.structure_version); a table built earlier and added later changes no table, so
+    the world must count its tables too."""
+    world = lattice_world()
+    late = Table("late_triangles", triangle_table().fields.values(), anchor=("particles", "vertices"),
+                 references={"rows": "vertices"})
+    late.append(2, vertices=np.array([[5, 6, 13], [1, 2, 9]]))
+    world.add_system(ReadsTriangleGhosts())
+    world.run(2)
+    seen = []
+
+    class CheckLateRows(System):
+        stage = Stage.FORCES
+        reads = {"late_triangles": ("rows", "vertices")}
+
+        def run(self, world):
+            t = world.late_triangles
+            seen.append(t.rows.copy())
+
+    world.add_table(late)
+    world.add_system(CheckLateRows())
+    world.run(1)
+    gid = world.particles.with_ghosts("gid")
+    np.testing.assert_array_equal(gid[seen[0]], late.owned("vertices"))
+
+
 def test_an_element_wider_than_the_ghost_layer_is_an_error_naming_it():
     # on one rank every vertex is owned, yet the rule is the same as on many (where a vertex
     # beyond the ghost layer would be missing): results must not depend on the rank count
