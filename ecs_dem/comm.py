@@ -2,7 +2,7 @@
 
 Systems never touch MPI. They call ``world.comm.sum`` / ``max`` / ``min`` for
 global reductions (kinetic energy, wall forces, the rebuild decision). The
-domain uses the neighbour operations (``exchange_rows``, ``exchange_into``, ``alltoallv_rows``)
+domain uses the neighbour operations (``exchange_rows``, ``exchange_into``, ``alltoallv_tables``)
 on packed byte matrices. :class:`SerialComm` is the one-rank case, where a
 periodic neighbour is the rank itself; :class:`MpiComm` wraps mpi4py with its
 buffer (upper-case) methods only: no pickle in the time step.
@@ -80,9 +80,16 @@ class SerialComm:
             if source is not None:
                 recv[...] = send
 
-    def alltoallv_rows(self, send: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Rows grouped by destination rank (counts per rank); returns the rows received."""
-        return send.copy()
+    def alltoallv_tables(self, sends, peers=None, graph=None) -> list[np.ndarray]:
+        """Rows of several tables to other ranks in one exchange (migration).
+
+        `sends`: per table, (packed (m, w) uint8 rows grouped by peer in peer
+        order, rows per peer). Peers: the ranks `peers` (increasing; `graph`
+        is their ``neighbourhood``), or every rank when None. Returns per
+        table the rows received, grouped by source peer in peer order.
+        One rank only talks to itself: every row comes back.
+        """
+        return [packed.copy() for packed, _counts in sends]
 
     def gather_rows(self, send: np.ndarray) -> np.ndarray | None:
         return send.copy()
@@ -250,38 +257,53 @@ class MpiComm(SerialComm):
                 reqs.append(self.world.Isend(send, dest=dest, tag=300 + k))
         self._wait(reqs)
 
-    def alltoallv_rows(self, send, counts):
-        width = send.shape[1]
-        counts = np.ascontiguousarray(counts, dtype=np.int64)
-        recv_counts = np.empty(self.size, dtype=np.int64)
-        self._wait([self.world.Ialltoall(counts, recv_counts)])
-        sdispl = np.concatenate(([0], np.cumsum(counts)[:-1])) * width
-        rdispl = np.concatenate(([0], np.cumsum(recv_counts)[:-1])) * width
-        recv = np.empty((int(recv_counts.sum()), width), dtype=np.uint8)
-        send = np.ascontiguousarray(send)
-        self._wait([self.world.Ialltoallv([send, counts * width, sdispl, self.MPI.BYTE],
-                                          [recv, recv_counts * width, rdispl, self.MPI.BYTE])])
-        return recv
+    def alltoallv_tables(self, sends, peers=None, graph=None):
+        """One all-to-all of every table's row counts per peer (over the neighbourhood
+        `graph`, or every rank), then one message per peer that has rows to send or to
+        receive: migration costs two rounds however many tables travel."""
+        ranks = range(self.size) if peers is None else [int(p) for p in peers]
+        widths = [packed.shape[1] for packed, _counts in sends]
+        counts = np.empty((len(ranks), len(sends)), dtype=np.int64)
+        for t, (_packed, c) in enumerate(sends):
+            counts[:, t] = c
+        recv_counts = np.empty_like(counts)
+        if graph is None:
+            self._wait([self.world.Ialltoall(counts, recv_counts)])
+        else:
+            self._wait([graph.Ineighbor_alltoall(counts, recv_counts)])
+        starts = np.zeros_like(counts)
+        starts[1:] = np.cumsum(counts[:-1], axis=0)
+        nbytes_in = recv_counts @ np.asarray(widths, dtype=np.int64)
+        reqs, inbox, keep = [], [], []
+        for k, rank in enumerate(ranks):
+            if nbytes_in[k]:
+                buf = np.empty(int(nbytes_in[k]), dtype=np.uint8)
+                reqs.append(self.world.Irecv(buf, source=rank, tag=400))
+                inbox.append((k, buf))
+        for k, rank in enumerate(ranks):
+            parts = [packed[starts[k, t]:starts[k, t] + counts[k, t]].reshape(-1)
+                     for t, (packed, _c) in enumerate(sends) if counts[k, t]]
+            if parts:
+                keep.append(np.concatenate(parts) if len(parts) > 1 else
+                            np.ascontiguousarray(parts[0]))
+                reqs.append(self.world.Isend(keep[-1], dest=rank, tag=400))
+        self._wait(reqs)
+        got: list[list[np.ndarray]] = [[] for _ in sends]
+        for k, buf in inbox:
+            offset = 0
+            for t, w in enumerate(widths):
+                size = int(recv_counts[k, t]) * w
+                if size:
+                    got[t].append(buf[offset:offset + size].reshape(-1, w))
+                offset += size
+        return [np.concatenate(rows) if len(rows) > 1 else
+                rows[0] if rows else np.empty((0, w), dtype=np.uint8)
+                for rows, w in zip(got, widths)]
 
     def neighbourhood(self, ranks):
         """A communicator whose neighbours, in and out, are `ranks` (a distributed graph)."""
         ranks = [int(r) for r in ranks]
         return self.world.Create_dist_graph_adjacent(ranks, ranks, reorder=False)
-
-    def neighbour_alltoallv_rows(self, graph, send, counts):
-        """Like alltoallv_rows over the neighbours of `graph` only (counts per neighbour, in
-        its order): messages to a handful of ranks, not rounds over all of them."""
-        width = send.shape[1]
-        counts = np.ascontiguousarray(counts, dtype=np.int64)
-        recv_counts = np.empty(counts.size, dtype=np.int64)
-        self._wait([graph.Ineighbor_alltoall(counts, recv_counts)])
-        sdispl = np.concatenate(([0], np.cumsum(counts)[:-1])) * width
-        rdispl = np.concatenate(([0], np.cumsum(recv_counts)[:-1])) * width
-        recv = np.empty((int(recv_counts.sum()), width), dtype=np.uint8)
-        send = np.ascontiguousarray(send)
-        self._wait([graph.Ineighbor_alltoallv([send, counts * width, sdispl, self.MPI.BYTE],
-                                              [recv, recv_counts * width, rdispl, self.MPI.BYTE])])
-        return recv
 
     def gather_rows(self, send):
         width = send.shape[1]

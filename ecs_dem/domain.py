@@ -299,22 +299,46 @@ class Domain:
 
         Preconditions: no ghost rows; positions wrapped. Postconditions: every
         owned row lies in this rank's subdomain; rows of anchored tables sit
-        on the rank of their anchor row; gids are unchanged and unique.
+        on the rank of their anchor row; gids are unchanged and unique. Every
+        table travels in the same messages (``alltoallv_tables``); each keeps
+        its staying rows (the last ones fill the holes), then appends what it
+        received in rank order.
         """
         me = self.comm.rank
         owners = self.decomposition.owner_ranks(table.position)
         # a rank's gids spread over the whole run (up to N): the lookup, not a dense map
         lookup = table.lookup()
-        anchored_dest = []
+        tables, dests = [table], [owners]
         for dep in anchored:
             rows = lookup.rows(dep.anchor_gids(), owned_only=True)
             if np.any(rows < 0):
                 raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
-            anchored_dest.append(owners[rows])
-        neighbours = None if initial else self._neighbourhood(owners)
-        self._send_rows(table, owners, me, initial, neighbours)
-        for dep, dest in zip(anchored, anchored_dest):
-            self._send_rows(dep, dest, me, initial, neighbours)
+            tables.append(dep)
+            dests.append(owners[rows])
+        leaving = [np.flatnonzero(dest != me) for dest in dests]
+        if initial:  # every rank holds every row: keep its own
+            for t, gone in zip(tables, leaving):
+                if gone.size:
+                    t.remove(gone, keep_order=False)
+            return
+        neighbours = self._neighbourhood(owners)
+        peers, graph = neighbours if neighbours is not None else (None, None)
+        sends = []
+        for t, dest, gone in zip(tables, dests, leaving):
+            rows = gone[np.argsort(dest[gone], kind="stable")]
+            to = dest[rows]
+            counts = (np.bincount(to, minlength=self.comm.size) if peers is None else
+                      np.bincount(np.searchsorted(peers, to), minlength=peers.size))
+            sends.append((pack_rows(t, tuple(t.fields), rows), counts))
+        received = self.comm.alltoallv_tables(sends, peers, graph)
+        for t, gone, got in zip(tables, leaving, received):
+            if gone.size:
+                t.remove(gone, keep_order=False)
+            if got.shape[0]:
+                names = tuple(t.fields)
+                gids = field_bytes(got, row_layout(t, names), "gid", np.int64).ravel()
+                new = t.append(got.shape[0], gid=gids)
+                unpack_rows(t, names, got, new.start)
 
     def _neighbourhood(self, owners: np.ndarray):
         """(ranks, graph) of the 26-cell neighbourhood if every row goes no farther on every
@@ -332,33 +356,6 @@ class Domain:
         far = bool(np.any(ranks[np.minimum(np.searchsorted(ranks, leaving), ranks.size - 1)]
                           != leaving)) if leaving.size and ranks.size else bool(leaving.size)
         return None if self.comm.any(far) else self._neighbours[:2]
-
-    def _send_rows(self, table: Table, dest: np.ndarray, me: int, initial: bool,
-                   neighbours=None) -> None:
-        """Send the rows owned elsewhere to their ranks: to the neighbour ranks only when
-        `neighbours` (ranks, graph) is given, else by an all-to-all over every rank."""
-        leaving = np.flatnonzero(dest != me)
-        if initial:
-            if leaving.size:
-                table.remove(leaving, keep_order=False)
-            return
-        order = np.argsort(dest[leaving], kind="stable")
-        rows = leaving[order]
-        names = tuple(table.fields)
-        packed = pack_rows(table, names, rows)
-        if neighbours is not None:  # rows in increasing rank order, as for the all-to-all
-            ranks, graph = neighbours
-            counts = np.bincount(np.searchsorted(ranks, dest[rows]), minlength=ranks.size)
-            received = self.comm.neighbour_alltoallv_rows(graph, packed, counts)
-        else:
-            counts = np.bincount(dest[rows], minlength=self.comm.size)
-            received = self.comm.alltoallv_rows(packed, counts)
-        if leaving.size:
-            table.remove(leaving, keep_order=False)
-        if received.shape[0]:
-            gids = field_bytes(received, row_layout(table, names), "gid", np.int64).ravel()
-            new = table.append(received.shape[0], gid=gids)
-            unpack_rows(table, names, received, new.start)
 
     # ------------------------------------------------------------- ghosts
     def rebuild_ghosts(self, table: Table) -> None:

@@ -37,13 +37,33 @@ def test_ring_exchange_into(comm):
     np.testing.assert_array_equal(got[0], np.full((left + 1, 4), left, dtype=np.uint8))
 
 
-def test_alltoallv_rows(comm):
+def test_alltoallv_tables_brings_each_table_its_rows_in_rank_order(comm):
+    """Table a sends k + 1 rows to rank k, table b none to odd ranks and two to even ones:
+    every rank gets, per table, its rows from every rank in rank order (peers: all ranks,
+    and the neighbourhood of all other ranks, which must give the same)."""
     r, n = comm.rank, comm.size
-    counts = np.arange(1, n + 1, dtype=np.int64)  # k + 1 rows to rank k
-    send = np.concatenate([np.full((k + 1, 2), 10 * r + k, dtype=np.uint8) for k in range(n)])
-    got = comm.alltoallv_rows(send, counts)
-    expected = np.concatenate([np.full((r + 1, 2), 10 * s + r, dtype=np.uint8) for s in range(n)])
-    np.testing.assert_array_equal(got, expected)
+
+    def rows(source, dest, table, count):
+        return np.full((count, 2 + table), 10 * source + dest + 100 * table, dtype=np.uint8)
+
+    a_counts = np.arange(1, n + 1, dtype=np.int64)
+    b_counts = np.array([0 if k % 2 else 2 for k in range(n)], dtype=np.int64)
+    a = np.concatenate([rows(r, k, 0, a_counts[k]) for k in range(n)])
+    b = np.concatenate([rows(r, k, 1, b_counts[k]) for k in range(n)])
+    want_a = np.concatenate([rows(s, r, 0, r + 1) for s in range(n)])
+    want_b = np.concatenate([rows(s, r, 1, 0 if r % 2 else 2) for s in range(n)]).reshape(-1, 3)
+    got_a, got_b = comm.alltoallv_tables([(a, a_counts), (b, b_counts)])
+    np.testing.assert_array_equal(got_a, want_a)
+    np.testing.assert_array_equal(got_b, want_b)
+    others = np.array([k for k in range(n) if k != r], dtype=np.int64)
+    # rows to the other ranks only, as in migration
+    a = np.concatenate([rows(r, k, 0, a_counts[k]) for k in others])
+    b = np.concatenate([rows(r, k, 1, b_counts[k]) for k in others]).reshape(-1, 3)
+    got_a, got_b = comm.alltoallv_tables([(a, a_counts[others]), (b, b_counts[others])], others,
+                                         comm.neighbourhood(others))
+    np.testing.assert_array_equal(got_a, np.concatenate([rows(s, r, 0, r + 1) for s in others]))
+    np.testing.assert_array_equal(got_b, np.concatenate(
+        [rows(s, r, 1, 0 if r % 2 else 2) for s in others]).reshape(-1, 3))
 
 
 def test_yielding_is_on_when_the_node_has_more_ranks_than_cores(monkeypatch):
