@@ -2,8 +2,8 @@
 
 Systems never touch MPI. They call ``world.comm.sum`` / ``max`` / ``min`` for
 global reductions (kinetic energy, wall forces, the rebuild decision). The
-domain uses the neighbour operations (``exchange_rows``, ``exchange_into``, ``alltoallv_tables``)
-on packed byte matrices. :class:`SerialComm` is the one-rank case, where a
+domain uses the neighbour operations (``exchange_rows``, ``exchange_into``,
+``alltoallv_tables``) on packed byte matrices. :class:`SerialComm` is the one-rank case, where a
 periodic neighbour is the rank itself; :class:`MpiComm` wraps mpi4py with its
 buffer (upper-case) methods only: no pickle in the time step.
 
