@@ -47,7 +47,7 @@ from . import halo_kernels as hk
 from .comm import SerialComm
 from .decomposition import Decomposition
 from .errors import InputError, StateError
-from .row_packing import add_packed_into, field_bytes, pack_rows, row_layout, unpack_rows
+from .row_packing import add_packed_into, pack_rows, unpack_rows
 from .table import Halo, Table
 
 
@@ -205,6 +205,7 @@ class Domain:
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
         self._own_images: dict[str, tuple] = {}
+        self._planned: dict[str, tuple] = {}  # table -> (epoch, owner rank per owned row)
         self._neighbours = None  # (ranks, graph communicator, cut planes they hold for)
         self.rebuild_count = 0
 
@@ -246,6 +247,7 @@ class Domain:
         The world combines the answers of all ranks.
         """
         self._checks_since_balance += 1
+        self._planned.pop(table.name, None)  # a plan holds for the rebuild of its own step only
         ref = self._reference.get(table.name)
         if ref is None or ref.shape[0] != table.n_owned or self._epoch.get(table.name) != table.epoch:
             return True  # rows were added, removed or re-ordered since the last rebuild
@@ -258,21 +260,51 @@ class Domain:
         return worst > 0.25 * self.skin * self.skin
 
     # --------------------------------------------------------------- rebuild
-    def rebuild(self, table: Table, anchored=(), initial: bool = False) -> None:
-        """Wrap, balance, migrate, sort by cell, and rebuild the ghost layer of a spatial table.
-
-        `anchored` are tables whose rows migrate with their anchor rows of `table`.
-        `initial`: every rank holds the full initial state; keep own rows only.
-        """
-        table.clear_ghosts()
+    def plan_rebuild(self, table: Table, initial: bool = False) -> None:
+        """The first half of a rebuild, before rows move: wrap owned positions on periodic
+        axes, move the cut planes when a balance is due, and fix the rank every owned row
+        goes to (``destinations``). ``rebuild`` then migrates to those ranks; it plans by
+        itself when not planned, or when the table's rows changed since."""
         hk.wrap_periodic(table.position, self.box.lo, self.box.length, self.box.periodic_mask)
+        owners = None
         if self.comm.size > 1:
             if (self.balance_every > 0 and not initial
                     and self._checks_since_balance >= self.balance_every):
                 self.decomposition.balance(table.position, self.ghost_width)
                 self.decomposition.check_width(self.ghost_width)
                 self._checks_since_balance = 0
-            self.migrate(table, anchored, initial)
+            owners = self.decomposition.owner_ranks(table.position)
+        self._planned[table.name] = (table.epoch, owners)
+
+    def destinations(self, table: Table) -> np.ndarray:
+        """Between ``plan_rebuild`` and ``rebuild``: per row, owned then ghost, the rank the
+        row goes to at this rebuild, for owned rows and periodic images of them (an image
+        goes where its row goes); -1 for copies of other ranks' rows."""
+        plan = self._planned.get(table.name)
+        if plan is None or plan[0] != table.epoch:
+            raise StateError(f"{table.name}: destinations are known only between "
+                             "plan_rebuild and rebuild")
+        dest = np.full(table.n, -1, dtype=np.int64)
+        dest[:table.n_owned] = self.comm.rank if plan[1] is None else plan[1]
+        for st in self._stages.get(table.name, ()):
+            if st.local and st.recv_count:  # copies of rows already marked (or not)
+                dest[st.recv_start:st.recv_start + st.recv_count] = dest[st.send_rows]
+        return dest
+
+    def rebuild(self, table: Table, anchored=(), initial: bool = False) -> None:
+        """Migrate (to the ranks ``plan_rebuild`` fixed), sort by cell, and rebuild the ghost
+        layer of a spatial table.
+
+        `anchored` are tables whose rows migrate with their anchor rows of `table`.
+        `initial`: every rank holds the full initial state; keep own rows only.
+        """
+        plan = self._planned.pop(table.name, None)
+        if plan is None or plan[0] != table.epoch:  # not planned, or rows changed since
+            self.plan_rebuild(table, initial)
+            plan = self._planned.pop(table.name)
+        table.clear_ghosts()
+        if self.comm.size > 1:
+            self.migrate(table, anchored, initial, plan[1])
         if self.sort and table.n_owned > 1:
             self._sort(table)
         self.rebuild_ghosts(table)
@@ -294,8 +326,10 @@ class Domain:
         table.permute(np.argsort(keys, kind="stable"))
 
     # ------------------------------------------------------------- migrate
-    def migrate(self, table: Table, anchored=(), initial: bool = False) -> None:
-        """Move every owned row (all fields) to the rank that owns its position.
+    def migrate(self, table: Table, anchored=(), initial: bool = False,
+                owners: np.ndarray | None = None) -> None:
+        """Move every owned row (all fields) to the rank that owns its position (or to
+        `owners`, one rank per owned row, when given).
 
         Preconditions: no ghost rows; positions wrapped. Postconditions: every
         owned row lies in this rank's subdomain; rows of anchored tables sit
@@ -305,17 +339,18 @@ class Domain:
         received in rank order.
         """
         me = self.comm.rank
-        owners = self.decomposition.owner_ranks(table.position)
-        # a rank's gids spread over the whole run (up to N): the lookup, not a dense map
-        lookup = table.lookup()
-        tables, dests = [table], [owners]
+        if owners is None:
+            owners = self.decomposition.owner_ranks(table.position)
+        tables, leaving, dests = [table], [], []
+        gone = self._leaving(owners, np.arange(table.n_owned))
+        leaving.append(gone)
+        dests.append(owners[gone])
         for dep in anchored:
-            rows = lookup.rows(dep.anchor_gids(), owned_only=True)
-            if np.any(rows < 0):
-                raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
+            rows = self._anchor_rows_now(table, dep)
             tables.append(dep)
-            dests.append(owners[rows])
-        leaving = [np.flatnonzero(dest != me) for dest in dests]
+            gone = self._leaving(owners, rows)
+            leaving.append(gone)
+            dests.append(owners[rows[gone]])
         if initial:  # every rank holds every row: keep its own
             for t, gone in zip(tables, leaving):
                 if gone.size:
@@ -325,20 +360,39 @@ class Domain:
         peers, graph = neighbours if neighbours is not None else (None, None)
         sends = []
         for t, dest, gone in zip(tables, dests, leaving):
-            rows = gone[np.argsort(dest[gone], kind="stable")]
-            to = dest[rows]
+            order = np.argsort(dest, kind="stable")
+            to = dest[order]
             counts = (np.bincount(to, minlength=self.comm.size) if peers is None else
                       np.bincount(np.searchsorted(peers, to), minlength=peers.size))
-            sends.append((pack_rows(t, tuple(t.fields), rows), counts))
+            sends.append((pack_rows(t, tuple(t.fields), gone[order]), counts))
         received = self.comm.alltoallv_tables(sends, peers, graph)
         for t, gone, got in zip(tables, leaving, received):
             if gone.size:
                 t.remove(gone, keep_order=False)
             if got.shape[0]:
-                names = tuple(t.fields)
-                gids = field_bytes(got, row_layout(t, names), "gid", np.int64).ravel()
-                new = t.append(got.shape[0], gid=gids)
-                unpack_rows(t, names, got, new.start)
+                t.append_packed(got)
+
+    def _leaving(self, owners: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Indices k (increasing) of `rows` whose owner is another rank."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        out = np.empty(rows.size, dtype=np.int64)
+        return out[:hk.rows_elsewhere(owners, rows, self.comm.rank, out)]
+
+    @staticmethod
+    def _anchor_rows_now(table: Table, dep: Table) -> np.ndarray:
+        """Owned row in `table` of each owned row's anchor: the table's anchor reference
+        column when it is still current (checked), else a gid look-up."""
+        gids = np.ascontiguousarray(dep.anchor_gids())
+        ref = dep.anchor_reference
+        if ref is not None:
+            rows = dep.owned(ref)
+            rows = np.ascontiguousarray(rows if rows.ndim == 1 else rows[:, 0])
+            if hk.rows_hold_gids(rows, table.gid, gids, table.n_owned):
+                return rows
+        rows = table.lookup().rows(gids, owned_only=True)
+        if np.any(rows < 0):
+            raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
+        return rows
 
     def _neighbourhood(self, owners: np.ndarray):
         """(ranks, graph) of the 26-cell neighbourhood if every row goes no farther on every
@@ -352,6 +406,8 @@ class Domain:
                 graph = self.comm.neighbourhood(ranks)
             self._neighbours = (ranks, graph, key)
         ranks = self._neighbours[0]
+        if ranks.size == self.comm.size - 1:  # every other rank is a neighbour: no vote
+            return self._neighbours[:2]
         leaving = owners[owners != self.comm.rank]
         far = bool(np.any(ranks[np.minimum(np.searchsorted(ranks, leaving), ranks.size - 1)]
                           != leaving)) if leaving.size and ranks.size else bool(leaving.size)
@@ -641,23 +697,6 @@ class Domain:
                 flag[st.recv_start:st.recv_start + st.recv_count] = flag[st.send_rows]
         self._own_images[table.name] = (key, flag)
         return flag
-
-    def may_change_rank(self, position: np.ndarray) -> np.ndarray:
-        """For each position (owned rows, before a rebuild): may its row change rank at the
-        coming rebuild? True within the ghost width of a face of this subdomain on an axis cut
-        between ranks (or beyond it), and everywhere when the cut planes are about to move."""
-        position = np.asarray(position).reshape(-1, 3)
-        if self.comm.size == 1:
-            return np.zeros(position.shape[0], dtype=bool)
-        if self.balance_every > 0 and self._checks_since_balance >= self.balance_every:
-            return np.ones(position.shape[0], dtype=bool)
-        dec, w = self.decomposition, self.ghost_width
-        out = np.zeros(position.shape[0], dtype=bool)
-        for a in range(3):
-            if dec.dims[a] > 1:
-                x = position[:, a]
-                out |= (x < dec.lo[a] + w) | (x > dec.hi[a] - w)
-        return out
 
     def reverse(self, table: Table, names, local_only: bool = False) -> None:
         """Sum ghost-row values of REVERSE fields into their sources, then zero the ghosts.

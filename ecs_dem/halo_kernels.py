@@ -343,3 +343,51 @@ def zero_rows(columns, start, count):
         for k in range(start, start + count):
             for c in range(w):
                 col[k, c] = 0.0
+
+
+@kernel
+def rows_hold_gids(rows, gid, gids, n_rows):
+    """True if every rows[k] is in [0, n_rows) and gid[rows[k]] == gids[k]: a table's
+    reference column still points at its anchors (else the caller looks them up)."""
+    for k in range(rows.size):
+        r = rows[k]
+        if r < 0 or r >= n_rows or gid[r] != gids[k]:
+            return False
+    return True
+
+
+@kernel
+def rows_elsewhere(destination, rows, here, out):
+    """Indices k with destination[rows[k]] != here, increasing, in out[:count]; returns count."""
+    count = 0
+    for k in range(rows.size):
+        if destination[rows[k]] != here:
+            out[count] = k
+            count += 1
+    return count
+
+
+@kernel
+def holes_and_fillers(rows, n, holes, fillers):
+    """For removing `rows` (strictly increasing, in [0, n)) from n rows by filling holes
+    with the last rows: the holes (removed rows below n - k) and the last rows that stay,
+    both increasing, in holes[:count], fillers[:count]; returns count, or -1 if `rows`
+    is not strictly increasing within [0, n)."""
+    k = rows.size
+    for p in range(k):
+        if rows[p] < 0 or rows[p] >= n or (p > 0 and rows[p] <= rows[p - 1]):
+            return -1
+    new_n = n - k
+    count = 0
+    while count < k and rows[count] < new_n:
+        holes[count] = rows[count]
+        count += 1
+    p = count
+    f = 0
+    for t in range(new_n, n):
+        if p < k and rows[p] == t:
+            p += 1
+        else:
+            fillers[f] = t
+            f += 1
+    return count

@@ -83,9 +83,11 @@ class System:
     def before_rebuild(self, world: "World") -> None:
         """Called at every domain rebuild, before rows migrate (structural changes allowed).
 
-        For data that must travel with another row than its own anchor: the
-        neighbour search copies per-contact data to rows anchored to the
-        other particle here, so it survives whichever particle leaves.
+        ``world.domain.destinations(table)`` gives the rank each row of a
+        spatial table is about to go to. For data that must travel with
+        another row than its own anchor: the neighbour search copies the
+        per-contact data of the pairs that migration splits to rows anchored
+        to the other particle, so both ranks keep it.
         """
 
     def describe(self) -> str:

@@ -34,9 +34,10 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from . import halo_kernels as hk
 from .errors import InputError
 from .gid_lookup import GidLookup
-from .row_packing import move_rows, permute_rows
+from .row_packing import move_rows, permute_rows, unpack_rows
 
 _PAGE = 4096
 _STAGGER = 320  # bytes between column start offsets within a page (5 cache lines)
@@ -317,6 +318,19 @@ class Table:
         self._touch()
         return slice(start, start + count)
 
+    def append_packed(self, packed: np.ndarray) -> slice:
+        """Append owned rows given as packed bytes of every field (``row_packing``, fields in
+        declaration order, gids included): migration's arrivals, written once."""
+        self.clear_ghosts()
+        start, count = self.n_owned, packed.shape[0]
+        self._reserve(start + count)
+        unpack_rows(self, tuple(self._fields), packed, start)
+        self.n_owned += count
+        if count:
+            self.next_gid = max(self.next_gid, int(self.column("gid")[start:start + count].max()) + 1)
+        self._touch()
+        return slice(start, start + count)
+
     def remove(self, rows: np.ndarray, keep_order: bool = True) -> None:
         """Remove owned rows (indices or boolean mask).
 
@@ -324,16 +338,26 @@ class Table:
         shifting everything (cheap when few rows go, as in migration).
         """
         self.clear_ghosts()
-        gone = np.zeros(self.n_owned, dtype=bool)
-        gone[rows] = True
-        if keep_order:
-            self.permute(np.flatnonzero(~gone))
-            return
-        new_n = self.n_owned - int(gone.sum())
-        holes = np.flatnonzero(gone[:new_n])
-        fillers = np.flatnonzero(~gone[new_n:]) + new_n
-        move_rows(self, fillers, holes)
-        self.n_owned = new_n
+        rows = np.asarray(rows)
+        count = -1
+        if not keep_order and rows.dtype.kind == "i" and rows.ndim == 1:
+            # increasing rows (as migration gives): work on the k that go, not on all n
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+            holes, fillers = np.empty(rows.size, np.int64), np.empty(rows.size, np.int64)
+            count = hk.holes_and_fillers(rows, self.n_owned, holes, fillers)
+        if count < 0:
+            gone = np.zeros(self.n_owned, dtype=bool)
+            gone[rows] = True
+            if keep_order:
+                self.permute(np.flatnonzero(~gone))
+                return
+            rows = np.flatnonzero(gone)
+            new_n = self.n_owned - rows.size
+            holes = np.flatnonzero(gone[:new_n])
+            fillers = np.flatnonzero(~gone[new_n:]) + new_n
+            count = holes.size
+        move_rows(self, fillers[:count], holes[:count])
+        self.n_owned -= rows.size
         self._touch()
 
     def permute(self, order: np.ndarray) -> None:
@@ -397,6 +421,16 @@ class Table:
             missing = gids[rows < 0][:5]
             raise InputError(f"table '{self.name}': gid(s) {missing.tolist()} not found")
         return rows
+
+    @property
+    def anchor_reference(self) -> str | None:
+        """The row field that references the anchor gid field (``references``), if any: it
+        holds the anchor's local row wherever the references are current."""
+        if self.anchor:
+            for row_field, gid_field in self.references.items():
+                if gid_field == self.anchor[1]:
+                    return row_field
+        return None
 
     def anchor_gids(self, n: int | None = None) -> np.ndarray:
         """Gids of the anchors of the first `n` rows (default: owned rows)."""

@@ -9,8 +9,9 @@ inserts from the systems' declarations::
     domain: if some row moved > skin/2 since the last rebuild (or NaN: error),
         or an anchored table changed structurally, or a system asked for it
         (``request_rebuild``):
-        reverse pending accumulators, ``System.before_rebuild``, wrap periodic
-        positions, migrate, sort
+        reverse pending accumulators, wrap periodic positions and fix each
+        row's destination rank (``Domain.plan_rebuild``),
+        ``System.before_rebuild``, migrate, sort
         by cell, rebuild ghost rows; element tables (anchored) get ghost rows
         where a system uses them and their row references
         (``ecs_dem.references``); run NEIGHBORS systems; then the same for
@@ -432,9 +433,11 @@ class World:
         t0 = _time.perf_counter()
         self._rebuild_requested = False
         self._flush_reverse()  # ghost rows are about to be replaced
+        spatial = self.spatial_tables()
+        for t in spatial:  # where each row goes (domain.destinations), for the hooks
+            self.domain.plan_rebuild(t, initial=initial)
         for s in self.systems:  # e.g. per-contact data copied to rows that migrate elsewhere
             s.before_rebuild(self)
-        spatial = self.spatial_tables()
         for t in spatial:
             self.domain.rebuild(t, self.anchored_tables(t), initial=initial)
         names = {t.name for t in spatial}

@@ -278,14 +278,17 @@ def take_rows(src, old, new):
 
 
 @kernel
-def mirror_candidates(i, j, leaving, own, out):
-    """Pairs k whose row i may change rank (``leaving[i[k]]``) and whose row j is this
-    rank's own or its periodic image (``own[j[k]]``): their indices in ``out[:count]``,
+def split_pairs(i, j, destination, out):
+    """Pairs k that migration splits and whose row j is this rank's own or its periodic
+    image: ``destination[j[k]] >= 0`` (-1 marks copies of other ranks' rows) and
+    ``destination[i[k]] != destination[j[k]]``. Their indices in ``out[:count]``,
     increasing; returns count."""
     count = 0
     for k in range(i.size):
         jj = j[k]
-        if jj >= 0 and leaving[i[k]] and own[jj] != 0:
-            out[count] = k
-            count += 1
+        if jj >= 0:
+            dj = destination[jj]
+            if dj >= 0 and destination[i[k]] != dj:
+                out[count] = k
+                count += 1
     return count

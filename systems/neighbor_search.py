@@ -27,10 +27,11 @@ that is a copy of another rank's particle. Same fields as ``pairs``, rows
 anchored to the *owned* particle gid_j, so a mirror's per-contact data
 migrates with it, and carried over from the old mirrors like the pairs'.
 A pair stays where its lower-gid particle goes; the one case this misses,
-that particle leaving the rank of the other, is covered before rows
-migrate (``before_rebuild``): every pair with data whose lower-gid particle
-may change rank and whose other particle is this rank's own gets a mirror
-copy, which stays with that particle and becomes its mirror.
+a migration that puts its two particles on different ranks, is covered
+before rows migrate (``before_rebuild``, which sees each row's
+destination): every pair with data that the migration splits and whose
+higher-gid particle is this rank's own gets a mirror copy, anchored to that
+particle, which carries it to its new rank.
 """
 from __future__ import annotations
 
@@ -109,17 +110,16 @@ class NeighborSearch(System):
         self._tables = world.tables
 
     def before_rebuild(self, world) -> None:
-        """Mirror copies of the pairs with data whose gid_i may change rank and whose gid_j is
-        this rank's own (module docstring)."""
+        """Mirror copies of the pairs with data that migration splits and whose gid_j is this
+        rank's own (module docstring)."""
         mirrors, pairs = world.tables.get("pair_mirrors"), world.tables.get("pairs")
         if mirrors is None or pairs is None or pairs.n_owned == 0 or world.comm.size == 1:
             return
         if world.is_setup:  # else every rank holds every row (set-up, restart on other ranks)
-            # the data test is the costly one: only on pairs that pass the cheap ones
-            own = world.domain.own_images(world.particles)
-            leaving = world.domain.may_change_rank(world.particles.position)
-            out = self._scratch.get("mirror_candidates", pairs.n_owned, np.int64)
-            count = nk.mirror_candidates(pairs.owned("i"), pairs.owned("j"), leaving, own, out)
+            # the data test is the costly one: only on the pairs that migration splits
+            destination = world.domain.destinations(world.particles)
+            out = self._scratch.get("split_pairs", pairs.n_owned, np.int64)
+            count = nk.split_pairs(pairs.owned("i"), pairs.owned("j"), destination, out)
             rows = rows_with_data(pairs, IDENTITY, out[:count])
         else:
             rows = rows_with_data(pairs, IDENTITY)

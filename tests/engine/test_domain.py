@@ -256,3 +256,21 @@ def test_owner_ranks_kernel_counts_cut_planes_at_or_below_each_position():
     # a position on a cut plane belongs to the upper cell (searchsorted side="right")
     cells = [(0, 0), (1, 1), (1, 2), (0, 1)]
     assert got.tolist() == [int(rank_of[cx, cy, 0]) for cx, cy in cells]
+
+
+def test_anchor_rows_come_from_the_reference_column_only_while_it_is_current(rng):
+    """Migration finds each anchored row's anchor through the table's anchor reference
+    column when every entry still points at a row of that gid, else by gid look-up."""
+    grains = Table("grains", FIELDS)
+    grains.append(50, position=rng.uniform(LO, HI, (50, 3)))
+    links = Table("links", (Field("gid_a", np.int64, (), Halo.FORWARD, -1),
+                            Field("a", np.int32, (), Halo.LOCAL, -1)),
+                  anchor=("grains", "gid_a"), references={"a": "gid_a"})
+    anchors = rng.integers(0, 50, 80)
+    links.append(80, gid_a=grains.gid[anchors], a=anchors.astype(np.int32))
+    np.testing.assert_array_equal(Domain._anchor_rows_now(grains, links), anchors)
+    grains.permute(rng.permutation(50))  # the references are now stale
+    rows = Domain._anchor_rows_now(grains, links)
+    np.testing.assert_array_equal(grains.gid[rows], links.gid_a)
+    links.a[:] = -1  # unresolved references: looked up too
+    np.testing.assert_array_equal(grains.gid[Domain._anchor_rows_now(grains, links)], links.gid_a)

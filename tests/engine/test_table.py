@@ -235,3 +235,61 @@ def test_structure_version_counts_every_change_of_shape_or_storage(rng):
     b.with_ghosts("mass")[...] = 2.0
     a.views(("position",), ghosts=True)
     assert Table.structure_version == version
+
+
+def holes_filled_from_the_end(n, gone):
+    """The order `remove(keep_order=False)` promises, by hand: each removed row below
+    n - k takes, in increasing order, the next of the last k rows that stay."""
+    rows = list(range(n))
+    gone = sorted(set(g % n for g in gone))
+    new_n = n - len(gone)
+    fillers = iter(r for r in range(new_n, n) if r not in gone)
+    for hole in (g for g in gone if g < new_n):
+        rows[hole] = next(fillers)
+    return rows[:new_n]
+
+
+@pytest.mark.parametrize("gone", [
+    [], [0], [39], [0, 1, 2], [37, 38, 39], [3, 17, 20, 38],        # increasing: the fast path
+    [20, 3, 38, 17], [3, 3, 17], [-1, 0], list(range(40))])         # the general path
+def test_remove_without_order_fills_holes_with_the_last_rows(gone):
+    t = make_table()
+    t.append(40, mass=np.arange(40.0))
+    t.remove(np.array(gone, dtype=np.int64), keep_order=False)
+    expected = holes_filled_from_the_end(40, gone)
+    np.testing.assert_array_equal(t.gid, expected)
+    np.testing.assert_array_equal(t.mass, np.array(expected, dtype=float))
+
+
+def test_remove_rejects_rows_out_of_range():
+    t = make_table()
+    t.append(5)
+    with pytest.raises(IndexError):
+        t.remove(np.array([2, 5]), keep_order=False)
+    assert t.n_owned == 5
+
+
+def test_append_packed_writes_every_field_and_keeps_gids_fresh(rng):
+    from ecs_dem.row_packing import pack_rows
+
+    src = make_table()
+    src.append(6, position=rng.normal(size=(6, 3)), mass=rng.random(6),
+               flag=np.arange(6, dtype=np.int8))
+    src.append(4)
+    dst = make_table()
+    dst.append(2)
+    rows = np.array([9, 1, 4])
+    new = dst.append_packed(pack_rows(src, tuple(src.fields), rows))
+    assert new == slice(2, 5) and dst.n_owned == 5
+    for name in src.fields:
+        np.testing.assert_array_equal(dst.owned(name)[2:], src.owned(name)[rows])
+    assert dst.append(1).start == 5 and dst.gid[-1] == 10  # past the largest gid that arrived
+
+
+def test_anchor_reference_names_the_row_field_of_the_anchor_gid():
+    fields = (Field("gid_a", np.int64, (), Halo.FORWARD, -1), Field("gid_b", np.int64, (), Halo.FORWARD, -1),
+              Field("a", np.int32, (), Halo.LOCAL, -1), Field("b", np.int32, (), Halo.LOCAL, -1))
+    by_b = Table("links", fields, anchor=("things", "gid_b"), references={"a": "gid_a", "b": "gid_b"})
+    assert by_b.anchor_reference == "b"
+    assert Table("plain", fields, anchor=("things", "gid_a")).anchor_reference is None
+    assert make_table().anchor_reference is None

@@ -115,3 +115,30 @@ def test_spring_net_crossing_ranks_matches_one_rank():
     moved = max(float(np.max(np.abs(b[g][0] - spring_net(SerialComm()).particles.position[g])))
                 for g in list(b)[:50])
     assert moved > 1e-6, "the net did not move: the comparison would be vacuous"
+
+
+def test_destinations_follow_each_row_and_its_periodic_images():
+    """Between ``plan_rebuild`` and ``rebuild`` (the ``before_rebuild`` hooks): an owned row
+    goes to the rank owning its wrapped position, a periodic image of an own row goes with
+    that row, a copy of another rank's row is -1; the rebuild then sends rows there."""
+    world = periodic_gas(default_comm())
+    world.run(300)
+    p, domain, me = world.particles, world.domain, world.comm.rank
+    rng = np.random.default_rng(me)
+    points = rng.uniform(world.box.lo, world.box.hi, (200, 3))
+    elsewhere = points[domain.decomposition.owner_ranks(points) != me]
+    p.position[:3] = elsewhere[:3]  # three rows about to leave (no step runs before the rebuild)
+    domain.plan_rebuild(p)
+    dest = domain.destinations(p)
+    assert dest.shape == (p.n,)
+    np.testing.assert_array_equal(dest[:p.n_owned], domain.decomposition.owner_ranks(p.position))
+    row_of = {int(g): k for k, g in enumerate(p.owned("gid"))}
+    ghost_gids = p.with_ghosts("gid")[p.n_owned:]
+    expected = [dest[row_of[int(g)]] if int(g) in row_of else -1 for g in ghost_gids]
+    np.testing.assert_array_equal(dest[p.n_owned:], expected)
+    assert (dest[:3] != me).all() and (dest[p.n_owned:] == -1).any()
+    going = {int(g): int(r) for g, r in zip(p.owned("gid"), dest[:p.n_owned])}
+    domain.rebuild(p)  # the planned migration
+    here = set(int(g) for g in p.owned("gid"))
+    assert all(r == me for g, r in going.items() if g in here)
+    assert all(going[g] == me for g in here if g in going)
