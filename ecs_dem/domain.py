@@ -47,7 +47,7 @@ from . import halo_kernels as hk
 from .comm import SerialComm
 from .decomposition import Decomposition
 from .errors import InputError, StateError
-from .row_packing import add_packed_into, pack_rows, unpack_rows
+from .row_packing import add_packed_into, copy_rows_to, pack_rows, unpack_rows
 from .table import Halo, Table
 
 
@@ -507,9 +507,7 @@ class Domain:
                 if st.local:
                     count = rows.size
                     table.resize_ghosts(table.n_ghost + count)
-                    for name in names:
-                        col = table.column(name)
-                        hk.copy_rows(col.reshape(col.shape[0], -1), rows, start)
+                    copy_rows_to(table, names, rows, start)
                     new_anchor = st.recv_start + index
                 else:
                     got = received[[c[0] for c in remote].index(st)]
@@ -540,12 +538,9 @@ class Domain:
 
     @staticmethod
     def _copy_local(table: Table, stage: _GhostStage, names) -> None:
-        for name in names:
-            col = table.column(name)
-            if name == "position":
-                hk.copy_rows_shifted(col, stage.send_rows, stage.recv_start, stage.shift)
-            else:
-                hk.copy_rows(col.reshape(col.shape[0], -1), stage.send_rows, stage.recv_start)
+        copy_rows_to(table, names, stage.send_rows, stage.recv_start)
+        if "position" in names:
+            Domain._shift_positions(table, stage)
 
     @staticmethod
     def _shift_positions(table: Table, stage: _GhostStage) -> None:

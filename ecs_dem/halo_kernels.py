@@ -8,27 +8,6 @@ from .jit import kernel
 
 
 @kernel
-def copy_rows(column, src_rows, dst_start):
-    """column[dst_start + k, :] = column[src_rows[k], :] for a (capacity, w) column."""
-    w = column.shape[1]
-    for k in range(src_rows.size):
-        s = src_rows[k]
-        d = dst_start + k
-        for c in range(w):
-            column[d, c] = column[s, c]
-
-
-@kernel
-def copy_rows_shifted(position, src_rows, dst_start, shift):
-    """Ghost positions: position[dst_start + k] = position[src_rows[k]] + shift."""
-    for k in range(src_rows.size):
-        s = src_rows[k]
-        d = dst_start + k
-        for a in range(3):
-            position[d, a] = position[s, a] + shift[a]
-
-
-@kernel
 def rows_near_faces(position, n, axis, lo_edge, hi_edge):
     """Rows with x[axis] < lo_edge (first array) and rows with x[axis] >= hi_edge."""
     low = np.empty(n, dtype=np.int64)

@@ -129,6 +129,19 @@ def move_rows(table, src: np.ndarray, dst: np.ndarray) -> None:
             hk.move_rows(p.bytes_, src, dst)
 
 
+def copy_rows_to(table, names, src: np.ndarray, start: int) -> None:
+    """Fields `names` of rows src[k] into rows start + k (one call per word size; the
+    sources lie below `start`, as a ghost layer's do)."""
+    p = packing(table, names)
+    src = np.ascontiguousarray(src, dtype=np.int64)
+    if src.size:
+        dst = np.arange(start, start + src.size, dtype=np.int64)
+        if p.words:
+            hk.move_rows(p.words, src, dst)
+        if p.bytes_:
+            hk.move_rows(p.bytes_, src, dst)
+
+
 def permute_rows(table, order: np.ndarray) -> None:
     """Every field's rows 0 .. len(order) - 1 become its rows order[k] (one call per word
     size, column by column through a scratch column)."""
