@@ -84,7 +84,9 @@ class System:
         """Called at every domain rebuild, before rows migrate (structural changes allowed).
 
         ``world.domain.destinations(table)`` gives the rank each row of a
-        spatial table is about to go to. For data that must travel with
+        spatial table is about to go to (fixed from the positions before
+        this call: a hook must not move rows of a spatial table; rows it
+        adds or removes are planned again). For data that must travel with
         another row than its own anchor: the neighbour search copies the
         per-contact data of the pairs that migration splits to rows anchored
         to the other particle, so both ranks keep it.
