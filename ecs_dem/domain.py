@@ -47,7 +47,7 @@ from . import halo_kernels as hk
 from .comm import SerialComm
 from .decomposition import Decomposition
 from .errors import InputError, StateError
-from .row_packing import add_packed_into, copy_rows_to, pack_rows, unpack_rows
+from .row_packing import add_packed_into, move_rows, pack_rows, unpack_rows
 from .table import Halo, Table
 
 
@@ -286,10 +286,7 @@ class Domain:
                              "plan_rebuild and rebuild")
         dest = np.full(table.n, -1, dtype=np.int64)
         dest[:table.n_owned] = self.comm.rank if plan[1] is None else plan[1]
-        for st in self._stages.get(table.name, ()):
-            if st.local and st.recv_count:  # copies of rows already marked (or not)
-                dest[st.recv_start:st.recv_start + st.recv_count] = dest[st.send_rows]
-        return dest
+        return self._through_local_stages(table, dest)
 
     def rebuild(self, table: Table, anchored=(), initial: bool = False) -> None:
         """Migrate (to the ranks ``plan_rebuild`` fixed), sort by cell, and rebuild the ghost
@@ -507,7 +504,7 @@ class Domain:
                 if st.local:
                     count = rows.size
                     table.resize_ghosts(table.n_ghost + count)
-                    copy_rows_to(table, names, rows, start)
+                    move_rows(table, rows, np.arange(start, start + count), names)
                     new_anchor = st.recv_start + index
                 else:
                     got = received[[c[0] for c in remote].index(st)]
@@ -538,7 +535,7 @@ class Domain:
 
     @staticmethod
     def _copy_local(table: Table, stage: _GhostStage, names) -> None:
-        copy_rows_to(table, names, stage.send_rows, stage.recv_start)
+        move_rows(table, stage.send_rows, _ghost_rows(stage), names)
         if "position" in names:
             Domain._shift_positions(table, stage)
 
@@ -687,11 +684,17 @@ class Domain:
             return cached[1]
         flag = np.zeros(table.n, dtype=np.uint8)
         flag[:table.n_owned] = 1
-        for st in self._stages.get(table.name, ()):
-            if st.local and st.recv_count:  # copies of rows already marked (or not)
-                flag[st.recv_start:st.recv_start + st.recv_count] = flag[st.send_rows]
-        self._own_images[table.name] = (key, flag)
+        self._own_images[table.name] = (key, self._through_local_stages(table, flag))
         return flag
+
+    def _through_local_stages(self, table: Table, values: np.ndarray) -> np.ndarray:
+        """`values` (one per row, owned then ghost; the ghosts' still unset) with each periodic
+        image of an own row given its source row's value, stage by stage (an image of an
+        image too); copies of other ranks' rows keep theirs."""
+        for st in self._stages.get(table.name, ()):
+            if st.local and st.recv_count:
+                values[st.recv_start:st.recv_start + st.recv_count] = values[st.send_rows]
+        return values
 
     def reverse(self, table: Table, names, local_only: bool = False) -> None:
         """Sum ghost-row values of REVERSE fields into their sources, then zero the ghosts.

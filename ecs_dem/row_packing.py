@@ -85,14 +85,6 @@ def row_bytes(layout) -> int:
     return max((offset + width for _, offset, width in layout), default=0)
 
 
-def field_bytes(packed: np.ndarray, layout, name: str, dtype) -> np.ndarray:
-    """One field of every packed row, as a contiguous array of `dtype` (row by row)."""
-    for field, offset, width in layout:
-        if field == name:
-            return np.ascontiguousarray(packed[:, offset:offset + width]).view(dtype)
-    raise KeyError(name)
-
-
 def pack_rows(table, names, rows: np.ndarray) -> np.ndarray:
     """Bytes of `rows` (owned or ghost) for the fields `names`: (len(rows), width) uint8."""
     p = packing(table, names)
@@ -117,25 +109,13 @@ def unpack_rows(table, names, packed: np.ndarray, start: int) -> None:
             hk.scatter_rows_packed(p.bytes_, start, packed, 8 * p.word_count)
 
 
-def move_rows(table, src: np.ndarray, dst: np.ndarray) -> None:
-    """Every field of row src[k] into row dst[k], in k order (one call per word size)."""
-    p = packing(table, tuple(table.fields))
+def move_rows(table, src: np.ndarray, dst: np.ndarray, names=None) -> None:
+    """Fields `names` (default: every field) of row src[k] into row dst[k], in k order (one
+    call per word size)."""
+    p = packing(table, tuple(table.fields) if names is None else names)
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
     if src.size:
-        if p.words:
-            hk.move_rows(p.words, src, dst)
-        if p.bytes_:
-            hk.move_rows(p.bytes_, src, dst)
-
-
-def copy_rows_to(table, names, src: np.ndarray, start: int) -> None:
-    """Fields `names` of rows src[k] into rows start + k (one call per word size; the
-    sources lie below `start`, as a ghost layer's do)."""
-    p = packing(table, names)
-    src = np.ascontiguousarray(src, dtype=np.int64)
-    if src.size:
-        dst = np.arange(start, start + src.size, dtype=np.int64)
         if p.words:
             hk.move_rows(p.words, src, dst)
         if p.bytes_:

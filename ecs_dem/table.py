@@ -339,26 +339,29 @@ class Table:
         """
         self.clear_ghosts()
         rows = np.asarray(rows)
-        count = -1
+        plan = None
         if not keep_order and rows.dtype.kind == "i" and rows.ndim == 1:
-            # increasing rows (as migration gives): work on the k that go, not on all n
-            rows = np.ascontiguousarray(rows, dtype=np.int64)
-            holes, fillers = np.empty(rows.size, np.int64), np.empty(rows.size, np.int64)
-            count = hk.holes_and_fillers(rows, self.n_owned, holes, fillers)
-        if count < 0:
+            plan = self._holes_and_fillers(rows)  # None unless increasing, in range
+        if plan is None:  # a mask, or rows unsorted, repeated or negative
             gone = np.zeros(self.n_owned, dtype=bool)
             gone[rows] = True
             if keep_order:
                 self.permute(np.flatnonzero(~gone))
                 return
-            rows = np.flatnonzero(gone)
-            new_n = self.n_owned - rows.size
-            holes = np.flatnonzero(gone[:new_n])
-            fillers = np.flatnonzero(~gone[new_n:]) + new_n
-            count = holes.size
-        move_rows(self, fillers[:count], holes[:count])
-        self.n_owned -= rows.size
+            plan = self._holes_and_fillers(np.flatnonzero(gone))
+        holes, fillers, removed = plan
+        move_rows(self, fillers, holes)
+        self.n_owned -= removed
         self._touch()
+
+    def _holes_and_fillers(self, rows: np.ndarray):
+        """(holes, fillers, rows removed) for removing increasing `rows` by filling the holes with
+        the last rows (work on the k rows that go, not on all n), or None if `rows` is not
+        strictly increasing within the owned rows."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        holes, fillers = np.empty(rows.size, np.int64), np.empty(rows.size, np.int64)
+        count = hk.holes_and_fillers(rows, self.n_owned, holes, fillers)
+        return None if count < 0 else (holes[:count], fillers[:count], rows.size)
 
     def permute(self, order: np.ndarray) -> None:
         """Re-order (or subset) owned rows: new row k is old row order[k]."""

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ecs_dem.row_packing import (field_bytes, move_rows, pack_rows, packing, row_bytes,
+from ecs_dem.row_packing import (move_rows, pack_rows, packing, row_bytes,
                                  row_layout, unpack_rows)
 from ecs_dem.table import Field, Halo, Table
 
@@ -39,6 +39,12 @@ def assert_same(a, b):
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
+def packed_field(packed, layout, name, dtype):
+    """One field of every packed row, read by hand from its (offset, width) in `layout`."""
+    offset, width = next((off, w) for field, off, w in layout if field == name)
+    return np.ascontiguousarray(packed[:, offset:offset + width]).view(dtype)
+
+
 def test_layout_puts_whole_words_first_and_pads_to_8_bytes(rng):
     t = filled_table(rng)
     layout = row_layout(t, NAMES)
@@ -58,7 +64,7 @@ def test_pack_then_unpack_round_trips_every_field_bit_for_bit(rng):
     rows = np.array([7, 0, 3, 3, 10])
     packed = pack_rows(src, NAMES, rows)
     assert packed.shape == (5, 64) and packed.dtype == np.uint8
-    np.testing.assert_array_equal(field_bytes(packed, row_layout(src, NAMES), "gid", np.int64).ravel(),
+    np.testing.assert_array_equal(packed_field(packed, row_layout(src, NAMES), "gid", np.int64).ravel(),
                                   src.gid[rows])
     dst = Table("things", FIELDS, capacity=2)
     dst.append(8)
@@ -99,7 +105,7 @@ def test_packing_follows_the_storage_when_the_table_grows(rng):
     t.append(40, position=np.ones((40, 3)))
     assert t.capacity >= 43
     packed = pack_rows(t, NAMES, np.array([42]))
-    assert field_bytes(packed, row_layout(t, NAMES), "position", np.float64).tolist() == [[1, 1, 1]]
+    assert packed_field(packed, row_layout(t, NAMES), "position", np.float64).tolist() == [[1, 1, 1]]
 
 
 def test_move_rows_copies_every_field(rng):
@@ -126,3 +132,12 @@ def test_table_remove_and_permute_keep_rows_whole(rng, keep_order):
     t.permute(perm)
     assert t.n_owned == 20
     assert_same(snapshot(t), {k: v[perm] for k, v in before.items()})
+
+
+def test_move_rows_of_named_fields_leaves_the_others_alone(rng):
+    t = filled_table(rng)
+    expected = snapshot(t)
+    for name in ("position", "flag"):
+        expected[name][[6, 7]] = expected[name][[1, 3]]
+    move_rows(t, np.array([1, 3]), np.array([6, 7]), ("position", "flag"))
+    assert_same(snapshot(t), expected)
