@@ -4,7 +4,7 @@ Pure functions over arrays; the domain decides which rows go where.
 """
 import numpy as np
 
-from .jit import kernel
+from .jit import kernel, row
 
 
 @kernel
@@ -120,10 +120,10 @@ def gather_rows_packed(columns, rows, packed, first):
         w = col.shape[1]
         if w == 1:
             for k in range(rows.size):
-                packed[k, off] = col[rows[k], 0]
+                packed[k, off] = col[row(rows[k]), 0]
         elif w == 3:
             for k in range(rows.size):
-                r = rows[k]
+                r = row(rows[k])
                 packed[k, off] = col[r, 0]
                 packed[k, off + 1] = col[r, 1]
                 packed[k, off + 2] = col[r, 2]
@@ -246,8 +246,8 @@ def copy_rows_fused(columns, src, dst, shift, shift_column):
         w = col.shape[1]
         if j == shift_column and w == 3:
             for k in range(src.size):
-                s = src[k]
-                d = dst[k]
+                s = row(src[k])
+                d = row(dst[k])
                 col[d, 0] = col[s, 0] + shift[k, 0]
                 col[d, 1] = col[s, 1] + shift[k, 1]
                 col[d, 2] = col[s, 2] + shift[k, 2]
@@ -257,8 +257,8 @@ def copy_rows_fused(columns, src, dst, shift, shift_column):
                     col[dst[k], c] = col[src[k], c] + shift[k, c]
         elif w == 3:
             for k in range(src.size):
-                s = src[k]
-                d = dst[k]
+                s = row(src[k])
+                d = row(dst[k])
                 col[d, 0] = col[s, 0]
                 col[d, 1] = col[s, 1]
                 col[d, 2] = col[s, 2]
@@ -277,8 +277,8 @@ def add_rows_back_fused(columns, src, dst):
         w = col.shape[1]
         if w == 3:
             for k in range(src.size):
-                s = src[k]
-                d = dst[k]
+                s = row(src[k])
+                d = row(dst[k])
                 col[s, 0] += col[d, 0]
                 col[s, 1] += col[d, 1]
                 col[s, 2] += col[d, 2]
@@ -302,7 +302,7 @@ def scatter_add_columns(columns, rows, packed):
         w = col.shape[1]
         if w == 3:
             for k in range(rows.size):
-                r = rows[k]
+                r = row(rows[k])
                 col[r, 0] += packed[k, off]
                 col[r, 1] += packed[k, off + 1]
                 col[r, 2] += packed[k, off + 2]

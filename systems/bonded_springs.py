@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ecs_dem.errors import StateError
-from ecs_dem.jit import kernel
+from ecs_dem.jit import kernel, row
 from ecs_dem.system import Stage, System
 
 from ecs_dem.components.springs import add_springs, create_spring_table  # noqa: F401 (re-export)
@@ -37,8 +37,8 @@ def spring_forces(rows, rest_length, stiffness, damping, position, velocity, for
     """
     bad = -1
     for s in range(rows.shape[0]):
-        a = rows[s, 0]
-        b = rows[s, 1]
+        a = row(rows[s, 0])
+        b = row(rows[s, 1])
         dx = position[a, 0] - position[b, 0]
         dy = position[a, 1] - position[b, 1]
         dz = position[a, 2] - position[b, 2]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_dem.jit import inline, kernel
+from ecs_dem.jit import inline, kernel, row
 
 #: selected pairs per compute chunk: 64 x up to ~40 float64 columns stays inside L1
 CHUNK = 64
@@ -96,8 +96,8 @@ class PairScratch:
 @inline
 def pair_touches(pair_i, pair_j, position, radius, k):
     """1 if pair k overlaps, |x_i - x_j| < r_i + r_j (step 1 of the module docstring), else 0."""
-    i = pair_i[k]
-    j = pair_j[k]
+    i = row(pair_i[k])
+    j = row(pair_j[k])
     dx = position[i, 0] - position[j, 0]
     dy = position[i, 1] - position[j, 1]
     dz = position[i, 2] - position[j, 2]

@@ -38,7 +38,7 @@ import numpy as np
 
 from ecs_dem.generated_kernels import template
 
-from .contact_chunks import BLOCK, CHUNK, pair_touches
+from .contact_chunks import BLOCK, CHUNK, pair_touches, row
 
 # scratch columns of the gathered geometry (pairs use all, walls a subset), then the outputs
 _DX, _DY, _DZ, _RI, _RJ, _V0, _V1, _V2 = 0, 1, 2, 3, 4, 5, 6, 7
@@ -97,9 +97,9 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_veloc
     """Gather, evaluate (vectorised) and scatter the selected pairs sel[c0:c0 + count]."""
     C = CHUNK
     for t in range(count):
-        p = sel[c0 + t]
-        i = pair_i[p]
-        j = pair_j[p]
+        p = row(sel[c0 + t])
+        i = row(pair_i[p])
+        j = row(pair_j[p])
         buf[_DX * C + t] = position[i, 0] - position[j, 0]
         buf[_DY * C + t] = position[i, 1] - position[j, 1]
         buf[_DZ * C + t] = position[i, 2] - position[j, 2]
@@ -141,9 +141,9 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_veloc
              buf[_WJ0 * C + t], buf[_WJ1 * C + t], buf[_WJ2 * C + t])
         store_law_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
     for t in range(count):
-        p = sel[c0 + t]
-        i = pair_i[p]
-        j = pair_j[p]
+        p = row(sel[c0 + t])
+        i = row(pair_i[p])
+        j = row(pair_j[p])
         if takes[i]:
             add_to_particle(force, torque, i, buf, t)
         if takes[j]:
@@ -204,10 +204,11 @@ def wall_chunk(c0, count, sel, n_walls, position, velocity, angular_velocity, ra
                history, update, dt, force, torque, wall_force, buf):
     """Gather, evaluate (vectorised) and scatter the selected wall contacts sel[c0:c0 + count]."""
     C = CHUNK
+    walls = row(n_walls)
     for t in range(count):
-        c = sel[c0 + t]
-        i = c // n_walls
-        w = c - i * n_walls
+        c = row(sel[c0 + t])
+        i = c // walls
+        w = c - i * walls
         nx = wall_normal[w, 0]
         ny = wall_normal[w, 1]
         nz = wall_normal[w, 2]
@@ -237,9 +238,9 @@ def wall_chunk(c0, count, sel, n_walls, position, velocity, angular_velocity, ra
              buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
         store_law_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
     for t in range(count):
-        c = sel[c0 + t]
-        i = c // n_walls
-        w = c - i * n_walls
+        c = row(sel[c0 + t])
+        i = c // walls
+        w = c - i * walls
         fx, fy, fz = add_to_particle(force, torque, i, buf, t)
         wall_force[w, 0] -= fx
         wall_force[w, 1] -= fy

@@ -38,7 +38,7 @@ import numpy as np
 
 from ecs_dem.components.membranes import element_span
 from ecs_dem.errors import InputError, StateError
-from ecs_dem.jit import kernel
+from ecs_dem.jit import kernel, row
 from ecs_dem.system import Stage, System
 
 from .triangle_geometry import triangle_normal
@@ -55,9 +55,9 @@ def area_barrier_forces(rows, membrane, rest_area, modulus, threshold, collapse,
     acting = 0
     collapsed = -1
     for t in range(rows.shape[0]):
-        i0 = rows[t, 0]
-        i1 = rows[t, 1]
-        i2 = rows[t, 2]
+        i0 = row(rows[t, 0])
+        i1 = row(rows[t, 1])
+        i2 = row(rows[t, 2])
         n0, n1, n2 = triangle_normal(position, i0, i1, i2)
         nlen = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
         a = 0.5 * nlen / rest_area[t]

@@ -74,7 +74,7 @@ import numpy as np
 
 from ecs_dem.components.membranes import element_span
 from ecs_dem.errors import InputError, StateError
-from ecs_dem.jit import inline, kernel
+from ecs_dem.jit import inline, kernel, row
 from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo
 
@@ -207,10 +207,10 @@ def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocit
     kind = 0
     u = np.empty((4, 3))
     for h in range(rows.shape[0]):
-        a = rows[h, 0]
-        b = rows[h, 1]
-        c = rows[h, 2]
-        d = rows[h, 3]
+        a = row(rows[h, 0])
+        b = row(rows[h, 1])
+        c = row(rows[h, 2])
+        d = row(rows[h, 3])
         g = hinge_frame(position, a, b, c, d)
         along = g[0]
         across = g[1]
@@ -285,12 +285,13 @@ def damping_loads(rows, membrane, k_diss, factor, position, load):
         kdiss = k_diss[membrane[h]]
         if kdiss == 0.0:
             continue
-        g = hinge_frame(position, rows[h, 0], rows[h, 1], rows[h, 2], rows[h, 3])
+        g = hinge_frame(position, row(rows[h, 0]), row(rows[h, 1]), row(rows[h, 2]),
+                        row(rows[h, 3]))
         if g[3] == 0.0:
             continue
         c = factor[membrane[h]] * kdiss * g[2]
         for k in range(4):
-            load[rows[h, k]] += c * (g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2 + g[7 + 3 * k] ** 2)
+            load[row(rows[h, k])] += c * (g[5 + 3 * k] ** 2 + g[6 + 3 * k] ** 2 + g[7 + 3 * k] ** 2)
 
 
 @kernel

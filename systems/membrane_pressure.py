@@ -23,7 +23,7 @@ import numpy as np
 
 from ecs_dem.components.membranes import element_span, stress_at
 from ecs_dem.errors import StateError
-from ecs_dem.jit import kernel
+from ecs_dem.jit import kernel, row
 from ecs_dem.system import Stage, System
 
 from .triangle_geometry import triangle_normal
@@ -43,9 +43,9 @@ def pressure_forces(rows, membrane, rest_area, sigma, position, velocity, force,
     """
     bad = -1
     for t in range(rows.shape[0]):
-        a = rows[t, 0]
-        b = rows[t, 1]
-        c = rows[t, 2]
+        a = row(rows[t, 0])
+        b = row(rows[t, 1])
+        c = row(rows[t, 2])
         n0, n1, n2 = triangle_normal(position, a, b, c)
         if not (n0 * n0 + n1 * n1 + n2 * n2 > (2e-8 * rest_area[t]) ** 2):
             if bad < 0:

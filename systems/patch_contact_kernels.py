@@ -55,6 +55,7 @@ import math
 import numpy as np
 
 from ecs_dem.generated_kernels import template
+from ecs_dem.jit import row
 
 from .contact_chunks import CHUNK
 from .patch_geometry import classify, closest_point
@@ -173,15 +174,15 @@ def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane
     """Gather, evaluate (vectorised) and scatter the selected candidates sel[c0:c0 + count]."""
     C = CHUNK
     for t in range(count):
-        c = sel[c0 + t]
-        i = pair_i[c]
-        tr = pair_t[c]
+        c = row(sel[c0 + t])
+        i = row(pair_i[c])
+        tr = row(pair_t[c])
         w0 = geometry[c, _GW0]
         w1 = geometry[c, _GW1]
         w2 = geometry[c, _GW2]
-        a = tri_rows[tr, 0]
-        b = tri_rows[tr, 1]
-        d = tri_rows[tr, 2]
+        a = row(tri_rows[tr, 0])
+        b = row(tri_rows[tr, 1])
+        d = row(tri_rows[tr, 2])
         buf[_DX * C + t] = geometry[c, _GX]
         buf[_DY * C + t] = geometry[c, _GY]
         buf[_DZ * C + t] = geometry[c, _GZ]
@@ -211,10 +212,10 @@ def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane
              buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
         store_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
     for t in range(count):
-        c = sel[c0 + t]
+        c = row(sel[c0 + t])
         scatter_history(buf, t, history, c)  # noqa: F821
-        i = pair_i[c]
-        tr = pair_t[c]
+        i = row(pair_i[c])
+        tr = row(pair_t[c])
         fx = buf[_FX * C + t]
         fy = buf[_FY * C + t]
         fz = buf[_FZ * C + t]
@@ -226,10 +227,10 @@ def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane
         torque[i, 2] += buf[_TI2 * C + t]
         for v in range(3):
             w = geometry[c, _GW0 + v]
-            row = tri_rows[tr, v]
-            force[row, 0] -= w * fx
-            force[row, 1] -= w * fy
-            force[row, 2] -= w * fz
+            vertex = row(tri_rows[tr, v])
+            force[vertex, 0] -= w * fx
+            force[vertex, 1] -= w * fy
+            force[vertex, 2] -= w * fz
 
 
 @template("inline")
@@ -258,11 +259,11 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
     k = load_constants(consts)  # noqa: F821
     n = pair_i.size
     for c in range(n):
-        i = pair_i[c]
-        tr = pair_t[c]
-        a = tri_rows[tr, 0]
-        b = tri_rows[tr, 1]
-        d = tri_rows[tr, 2]
+        i = row(pair_i[c])
+        tr = row(pair_t[c])
+        a = row(tri_rows[tr, 0])
+        b = row(tri_rows[tr, 1])
+        d = row(tri_rows[tr, 2])
         qx, qy, qz, wa, wb, wc = closest_point(
             position[i, 0], position[i, 1], position[i, 2],
             position[a, 0], position[a, 1], position[a, 2],
