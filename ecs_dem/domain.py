@@ -47,7 +47,7 @@ from . import halo_kernels as hk
 from .comm import SerialComm
 from .decomposition import Decomposition
 from .errors import InputError, StateError
-from .row_packing import add_packed_into, move_rows, pack_rows, unpack_rows
+from .row_packing import add_packed_into, compile_kernels, move_rows, pack_rows, unpack_rows
 from .table import Halo, Table
 
 
@@ -126,9 +126,13 @@ class _LocalRun:
         stages = [st for st in stages if st.recv_count]
         if not stages:
             return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)))
+        shift = np.empty((sum(st.recv_count for st in stages), 3))
+        start = 0
+        for st in stages:  # a broadcast store per stage: np.tile costs more at rebuild rate
+            shift[start:start + st.recv_count] = st.shift
+            start += st.recv_count
         return cls(np.concatenate([st.send_rows for st in stages]).astype(np.int64),
-                   np.concatenate([_ghost_rows(st) for st in stages]),
-                   np.concatenate([np.tile(st.shift, (st.recv_count, 1)) for st in stages]))
+                   np.concatenate([_ghost_rows(st) for st in stages]), shift)
 
 
 def _ghost_rows(stage) -> np.ndarray:
@@ -201,6 +205,7 @@ class Domain:
         self._checks_since_balance = 0
         self._stages: dict[str, list[_GhostStage]] = {}
         self._plans: dict[tuple, _FloatHaloPlan] = {}
+        self._fused: dict[str, tuple] = {}  # table -> (its stages, forward, reverse steps)
         self._anchor_rows: dict[str, np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
@@ -466,6 +471,14 @@ class Domain:
                 stages.append(st)
         self._stages[table.name] = stages
 
+    @staticmethod
+    def compile_row_kernels(table: Table, anchored=()) -> None:
+        """Compile the row-moving kernels that migration and ghost rebuilds of `table` and of
+        its `anchored` tables will call (``row_packing.compile_kernels``)."""
+        for t in (table, *anchored):
+            compile_kernels(t, tuple(t.fields))
+            compile_kernels(t, tuple(ghost_fields(t)))
+
     def rebuild_anchored_ghosts(self, anchor_table: Table, table: Table) -> None:
         """Ghost rows of a table anchored to a spatial table (per-pair or bonded data).
 
@@ -587,6 +600,7 @@ class Domain:
             return None
         width = sum(c.shape[1] for c in columns)
         pairs = self._axis_pairs(table)
+        forward_steps, reverse_steps = self._fused_steps(table, pairs)
         remote = [st for pair in pairs for st in pair if not st.local]
         send = {st: np.empty((st.send_rows.size, width)) for st in remote}
         recv = {st: np.empty((st.recv_count, width)) for st in remote}
@@ -604,11 +618,21 @@ class Domain:
                 merged[a, b] = (both_send, a.dest, a.source, both_recv)
         plan = _FloatHaloPlan(
             key, columns, names.index("position") if "position" in names else -1,
-            _fuse_local(pairs), _fuse_local(pairs[::-1]), send, recv,
+            forward_steps, reverse_steps, send, recv,
             {st: _ghost_rows(st) for pair in pairs for st in pair}, merged,
             frozenset(st for st in remote if "position" in names and np.any(st.shift)))
         self._plans[(table.name, names)] = plan
         return plan
+
+    def _fused_steps(self, table: Table, pairs) -> tuple[list, list]:
+        """(forward, reverse) steps of the table's current stages (``_fuse_local``), made once
+        per ghost rebuild and shared by every field set's plan."""
+        stages = self._stages.get(table.name)
+        cached = self._fused.get(table.name)
+        if cached is None or cached[0] is not stages:
+            cached = (stages, _fuse_local(pairs), _fuse_local(pairs[::-1]))
+            self._fused[table.name] = cached
+        return cached[1], cached[2]
 
     def _forward_floats(self, table: Table, names, plan: _FloatHaloPlan) -> None:
         for pair in plan.forward_steps:

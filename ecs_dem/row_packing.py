@@ -122,6 +122,22 @@ def move_rows(table, src: np.ndarray, dst: np.ndarray, names=None) -> None:
             hk.move_rows(p.bytes_, src, dst)
 
 
+def compile_kernels(table, names) -> None:
+    """Compile (or load from numba's cache) now what the verbs above need for fields `names`
+    of `table`: each kernel is specialised on its tuple of columns, and a verb on zero rows
+    compiles what its first real call would. World.setup calls it for what rebuilds move, so
+    the first migration of a run does not stall for tens of milliseconds mid-run."""
+    p = packing(table, names)
+    rows = np.zeros(0, dtype=np.int64)
+    for columns, dtype in ((p.words, np.uint64), (p.bytes_, np.uint8)):
+        if columns:
+            buf = np.empty((0, p.width // np.dtype(dtype).itemsize), dtype=dtype)
+            hk.gather_rows_packed(columns, rows, buf, 0)
+            hk.scatter_rows_packed(columns, 0, buf, 0)
+            hk.move_rows(columns, rows, rows)
+            hk.permute_columns(columns, rows, np.empty(0, dtype=dtype))
+
+
 def permute_rows(table, order: np.ndarray) -> None:
     """Every field's rows 0 .. len(order) - 1 become its rows order[k] (one call per word
     size, column by column through a scratch column)."""

@@ -534,6 +534,9 @@ class World:
                     "rank's own rows")
         self._is_setup = True
         self._rebuild_domain(initial=True)
+        if self.comm.size > 1:  # else they would compile at the first migration, mid-run
+            for t in self.spatial_tables():
+                self.domain.compile_row_kernels(t, self.anchored_tables(t))
         self.setup_phase = True
         try:
             self._forces()

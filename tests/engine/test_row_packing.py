@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from ecs_dem.row_packing import (move_rows, pack_rows, packing, row_bytes,
+from ecs_dem import halo_kernels as hk
+from ecs_dem.row_packing import (compile_kernels, move_rows, pack_rows, packing, row_bytes,
                                  row_layout, unpack_rows)
 from ecs_dem.table import Field, Halo, Table
 
@@ -141,3 +142,21 @@ def test_move_rows_of_named_fields_leaves_the_others_alone(rng):
         expected[name][[6, 7]] = expected[name][[1, 3]]
     move_rows(t, np.array([1, 3]), np.array([6, 7]), ("position", "flag"))
     assert_same(snapshot(t), expected)
+
+
+ROW_KERNELS = (hk.gather_rows_packed, hk.scatter_rows_packed, hk.move_rows, hk.permute_columns)
+
+
+@pytest.mark.parametrize("names", [NAMES, ("gid", "position", "flag", "short")])
+def test_compile_kernels_leaves_nothing_for_the_first_real_call_to_compile(rng, names):
+    if not hasattr(hk.move_rows, "signatures"):
+        pytest.skip("numba's JIT is off: nothing compiles")
+    t = filled_table(rng)
+    compile_kernels(t, names)
+    compiled = [len(k.signatures) for k in ROW_KERNELS]
+    rows = np.array([3, 0, 7])
+    unpack_rows(t, names, pack_rows(t, names, rows), 1)
+    move_rows(t, rows, np.array([8, 9, 10]), names)
+    if names == NAMES:  # Table.permute moves every field
+        t.permute(np.arange(t.n_owned)[::-1].copy())
+    assert [len(k.signatures) for k in ROW_KERNELS] == compiled
