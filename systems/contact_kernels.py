@@ -172,12 +172,15 @@ def pair_contacts(pair_i, pair_j, position, velocity, angular_velocity, radius, 
     C = CHUNK
     k = load_constants(consts)  # noqa: F821
     n_pairs = pair_i.size
+    touched = buf[COLUMNS * C:]  # noqa: F821
     touching = 0
     m = 0
     for k0 in range(0, n_pairs, BLOCK):
         k1 = min(k0 + BLOCK, n_pairs)
+        for p in range(k0, k1):  # no dependence between pairs: their loads overlap
+            touched[p - k0] = pair_touches(pair_i, pair_j, position, radius, p)
         for p in range(k0, k1):
-            touch = pair_touches(pair_i, pair_j, position, radius, p)
+            touch = np.uint8(touched[p - k0])
             if flags[p] != touch:  # few: a contact began or ended
                 if touch == 0:
                     reset_history(history, p)  # noqa: F821
