@@ -534,9 +534,7 @@ class World:
                     "rank's own rows")
         self._is_setup = True
         self._rebuild_domain(initial=True)
-        if self.comm.size > 1:  # else they would compile at the first migration, mid-run
-            for t in self.spatial_tables():
-                self.domain.compile_row_kernels(t, self.anchored_tables(t))
+        self._compile_row_kernels()
         self.setup_phase = True
         try:
             self._forces()
@@ -556,6 +554,14 @@ class World:
                 self._resolve_references(t, dep)
         self._halo = HaloState()
         self._is_setup = True
+        self._compile_row_kernels()
+
+    def _compile_row_kernels(self) -> None:
+        """On several ranks, compile what migration and ghost rebuilds will move now: else
+        the first migration would compile it mid-run (``Domain.compile_row_kernels``)."""
+        if self.comm.size > 1:
+            for t in self.spatial_tables():
+                self.domain.compile_row_kernels(t, self.anchored_tables(t))
 
     def step_once(self) -> None:
         """Advance one time step (module docstring gives the order)."""
