@@ -1,7 +1,7 @@
 """Kernels of the neighbour search: cell binning, the Verlet pair list, history carry-over."""
 import numpy as np
 
-from ecs_dem.jit import inline, kernel
+from ecs_dem.jit import inline, kernel, row
 
 
 @kernel
@@ -58,16 +58,11 @@ def bounds(position, n):
 @inline
 def store_pair(pair_i, pair_j, gid_i, gid_j, k, i, j, gi, gj):
     """Pair k = rows i, j with gids gi, gj, stored lower gid first."""
-    if gi < gj:
-        pair_i[k] = i
-        pair_j[k] = j
-        gid_i[k] = gi
-        gid_j[k] = gj
-    else:
-        pair_i[k] = j
-        pair_j[k] = i
-        gid_i[k] = gj
-        gid_j[k] = gi
+    swap = gi >= gj  # selects, not branches: the order of a pair's gids is a coin toss
+    pair_i[k] = j if swap else i
+    pair_j[k] = i if swap else j
+    gid_i[k] = gj if swap else gi
+    gid_j[k] = gi if swap else gj
 
 
 @kernel
@@ -124,6 +119,8 @@ def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin,
         for cy in range(ny):
             for cx in range(nx):
                 c = (cz * ny + cy) * nx + cx
+                if cell_start[c] == cell_start[c + 1]:
+                    continue  # most cells above a chute's flowing layer are empty
                 x0 = max(cx - 1, 0)
                 x1 = min(cx + 1, nx - 1)
                 # runs of forward cells: [(row, layer), x0..x1] as slot ranges
@@ -146,15 +143,15 @@ def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin,
                     xi1 = xs[s, 1]
                     xi2 = xs[s, 2]
                     ri = xs[s, 3]
-                    gi = gid[i]
-                    fi = fixed[i]
-                    gri = group[i]
+                    gi = gid[row(i)]
+                    fi = fixed[row(i)]
+                    gri = group[row(i)]
                     i_owned = i < n_owned
                     run_first[0] = s + 1
                     # candidates closer than the cut-off, branch-free
                     nc = 0
                     for q in range(n_runs):
-                        for s2 in range(run_first[q], run_last[q]):
+                        for s2 in range(row(run_first[q]), row(run_last[q])):
                             d0 = xi0 - xs[s2, 0]
                             d1 = xi1 - xs[s2, 1]
                             d2 = xi2 - xs[s2, 2]
@@ -162,8 +159,8 @@ def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin,
                             close[nc] = s2
                             nc += np.int64(d0 * d0 + d1 * d1 + d2 * d2 < cut * cut)
                     for t in range(nc):
-                        j = cell_rows[close[t]]
-                        gj = gid[j]
+                        j = cell_rows[row(close[t])]
+                        gj = gid[row(j)]
                         j_owned = j < n_owned
                         mirror = False
                         if not (i_owned and j_owned):
@@ -175,9 +172,9 @@ def build_pairs_half_stencil(position, radius, gid, fixed, group, n_owned, skin,
                                 if not mirrors or own_image[j if i_owned else i] != 0:
                                     continue
                                 mirror = True
-                        if fi and fixed[j]:
+                        if fi and fixed[row(j)]:
                             continue
-                        grj = group[j]
+                        grj = group[row(j)]
                         if (gri == grj and gri >= 0) or gri == -2 or grj == -2:
                             continue
                         if mirror:
