@@ -64,7 +64,11 @@ The rates need every hinge at a vertex, also those of other ranks:
 BendingDampingLoad accumulates c_h |u_hi|^2 (reverse reduction),
 BendingDampingRate divides by the mass on the owner, and MembraneBending
 reads the rates on ghosts (forward); MembraneBending adds both systems
-before itself when some membrane has bending damping.
+before itself when some membrane has bending damping. BendingDampingLoad
+also keeps each hinge's frame (normals, |e|, the u_i: ``hinge_frame``) in the
+hinges' ``frame`` field, and MembraneBending reads it instead of computing it
+a second time: the positions do not change between the two, so the forces
+are the same to the last bit.
 """
 from __future__ import annotations
 
@@ -92,6 +96,12 @@ DAMPING_LOAD = Field("bending_damping_load", np.float64, (), Halo.REVERSE, 0.0, 
 DAMPING_RATE = Field("bending_damping_rate", np.float64, (), Halo.FORWARD, 0.0, "1/s",
                      "bending_damping_load / mass (0 for fixed rows): the rate r_i of the "
                      "bending damper's limit", scratch=True)
+#: values of hinge_frame: n1 . n2, (n1 x n2) . e^, |e|, |n1|, |n2|, u1, u2, u3, u4
+FRAME_WIDTH = 17
+HINGE_FRAME = Field("frame", np.float64, (FRAME_WIDTH,), Halo.LOCAL, 0.0, "",
+                    "the hinge's frame at this step (hinge_frame): written by "
+                    "BendingDampingLoad, read by MembraneBending", scratch=True)
+NO_FRAMES = np.zeros((0, FRAME_WIDTH))
 
 
 @inline
@@ -175,27 +185,52 @@ def fold_cosine(max_fold: float) -> float:
 
 
 def bending_forces(rows, rest_angle, membrane, k_el, k_diss, factor, position, velocity, force,
-                   max_fold, rate=None, rate_limit=math.inf):
+                   max_fold, rate=None, rate_limit=math.inf, frames=NO_FRAMES):
     """Accumulate Eqs. (11)-(12) of every hinge into the four vertex rows (module docstring).
 
     k_el, k_diss, factor are per membrane. ``rate`` (1/s, per row) are the vertex damping
     rates r_i and ``rate_limit`` = q / dt: a hinge whose largest r_i exceeds it has its
     damping scaled by rate_limit / max r_i (the default: no limit). Returns (first bad hinge,
     kind): kind 1 a degenerate triangle, 2 a fold beyond max_fold from the rest angle;
-    (-1, 0) if none. Bad hinges contribute no force. (bending_kernel with the rest angles'
-    terms made here; a system keeps them between steps.)
+    (-1, 0) if none. Bad hinges contribute no force. ``frames``: each hinge's hinge_frame at
+    these positions (damping_loads keeps them), or none (computed here). (bending_kernel with
+    the rest angles' terms made here; a system keeps them between steps.)
     """
     if rate is None:
         rate = np.zeros(position.shape[0])
     return bending_kernel(rows, rest_terms(rest_angle), membrane, k_el, k_diss, factor,
-                          position, velocity, force, fold_cosine(max_fold), rate, rate_limit)
+                          position, velocity, force, fold_cosine(max_fold), rate, rate_limit,
+                          frames)
+
+
+@inline
+def store_frame(frames, h, g):
+    """frames[h] = the FRAME_WIDTH values of hinge_frame's tuple g."""
+    frames[h, 0] = g[0]
+    frames[h, 1] = g[1]
+    frames[h, 2] = g[2]
+    frames[h, 3] = g[3]
+    frames[h, 4] = g[4]
+    frames[h, 5] = g[5]
+    frames[h, 6] = g[6]
+    frames[h, 7] = g[7]
+    frames[h, 8] = g[8]
+    frames[h, 9] = g[9]
+    frames[h, 10] = g[10]
+    frames[h, 11] = g[11]
+    frames[h, 12] = g[12]
+    frames[h, 13] = g[13]
+    frames[h, 14] = g[14]
+    frames[h, 15] = g[15]
+    frames[h, 16] = g[16]
 
 
 @kernel
 def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocity, force,
-                   fold_cos, rate, rate_limit):
+                   fold_cos, rate, rate_limit, frames):
     """bending_forces with ``rest`` = rest_terms(theta0) and ``fold_cos`` =
-    fold_cosine(max_fold).
+    fold_cosine(max_fold); ``frames`` (hinges, FRAME_WIDTH) the hinges' frames at these
+    positions, or (0, FRAME_WIDTH): computed here.
 
     Without an arc tangent or sine per hinge: with A = n1 . n2 = |n1| |n2| cos(theta) and
     B = (n1 x n2) . e^ = |n1| |n2| sin(theta), sin(theta / 2) = B / sqrt(2 r (r + A)),
@@ -206,17 +241,23 @@ def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocit
     bad = -1
     kind = 0
     u = np.empty((4, 3))
+    kept = frames.shape[0] > 0
+    computed = np.empty((1, FRAME_WIDTH))
+    f = frames if kept else computed  # the frame of hinge h is f[fh]
     for h in range(rows.shape[0]):
         a = row(rows[h, 0])
         b = row(rows[h, 1])
         c = row(rows[h, 2])
         d = row(rows[h, 3])
-        g = hinge_frame(position, a, b, c, d)
-        along = g[0]
-        across = g[1]
-        elen = g[2]
-        n1len = g[3]
-        n2len = g[4]
+        fh = h
+        if not kept:
+            store_frame(computed, 0, hinge_frame(position, a, b, c, d))
+            fh = 0
+        along = f[fh, 0]
+        across = f[fh, 1]
+        elen = f[fh, 2]
+        n1len = f[fh, 3]
+        n2len = f[fh, 4]
         if n1len == 0.0:
             if bad < 0:
                 bad = h
@@ -235,7 +276,7 @@ def bending_kernel(rows, rest, membrane, k_el, k_diss, factor, position, velocit
             continue
         for k in range(4):
             for c3 in range(3):
-                u[k, c3] = g[5 + 3 * k + c3]
+                u[k, c3] = f[fh, 5 + 3 * k + c3]
         omega = 0.0
         for c3 in range(3):
             omega += (u[0, c3] * velocity[a, c3] + u[1, c3] * velocity[b, c3]
@@ -278,16 +319,21 @@ def bending_energies(rows, rest_angle, membrane, k_el, factor, position, n_membr
 
 
 @kernel
-def damping_loads(rows, membrane, k_diss, factor, position, load):
+def damping_loads(rows, membrane, k_diss, factor, position, load, frames):
     """Add factor k_diss |e| |u_i|^2 (kg/s) of every hinge into its four vertex rows of
-    ``load``: the numerator of the vertex damping rate r_i (module docstring)."""
+    ``load``: the numerator of the vertex damping rate r_i (module docstring). ``frames``
+    (hinges, FRAME_WIDTH) receives every hinge's hinge_frame, damped or not, for
+    bending_kernel; (0, FRAME_WIDTH): none kept."""
+    keep = frames.shape[0] > 0
     for h in range(rows.shape[0]):
         kdiss = k_diss[membrane[h]]
-        if kdiss == 0.0:
+        if kdiss == 0.0 and not keep:
             continue
         g = hinge_frame(position, row(rows[h, 0]), row(rows[h, 1]), row(rows[h, 2]),
                         row(rows[h, 3]))
-        if g[3] == 0.0:
+        if keep:
+            store_frame(frames, h, g)
+        if kdiss == 0.0 or g[3] == 0.0:
             continue
         c = factor[membrane[h]] * kdiss * g[2]
         for k in range(4):
@@ -306,7 +352,7 @@ def vertex_damping_rates(rows, membrane, k_diss, factor, position, mass, fixed=N
     """r_i (1/s) of every row from the hinges given (all of them on one rank)."""
     n = position.shape[0]
     load = np.zeros(n)
-    damping_loads(rows, membrane, k_diss, factor, position, load)
+    damping_loads(rows, membrane, k_diss, factor, position, load, NO_FRAMES)
     rate = np.empty(n)
     rates_from_loads(load, mass, np.zeros(n, np.bool_) if fixed is None
                      else np.asarray(fixed, np.bool_), rate)
@@ -335,7 +381,7 @@ def damping_rate(rows, membrane, k_diss, factor, position, mass, iterations: int
     for _ in range(iterations):
         force = np.zeros((n, 3))
         bending_kernel(rows, flat, membrane, no_stiffness, k_diss, factor, position, v, force,
-                       fold_cosine(math.inf), rate, rate_limit)
+                       fold_cosine(math.inf), rate, rate_limit, NO_FRAMES)
         w = -force / mass[:, None]
         norm = math.sqrt(float(np.sum(mass[:, None] * v * v)))
         result = float(np.sum(mass[:, None] * v * w)) / norm**2
@@ -355,20 +401,26 @@ def membrane_constants(membranes):
 
 class BendingDampingLoad(System):
     """Accumulates each hinge's factor k_diss |e| |u_i|^2 into its vertices'
-    ``bending_damping_load`` (reverse: every hinge at a vertex counts, on whatever rank);
-    MembraneBending adds it (module docstring, Time step)."""
+    ``bending_damping_load`` (reverse: every hinge at a vertex counts, on whatever rank),
+    and keeps every hinge's frame for MembraneBending (``frame``); MembraneBending adds it
+    (module docstring, Time step)."""
 
     stage = Stage.FORCES
     reads = {"membrane_hinges": ("rows", "membrane"),
              "membranes": ("bending_damping", "bending_convention")}
     reads_ghosts = {"particles": ("position",)}
+    writes = {"membrane_hinges": ("frame",)}
     accumulates = {"particles": ("bending_damping_load",)}
+
+    def setup(self, world) -> None:  # the fields it writes (add_field is idempotent)
+        world.particles.add_field(DAMPING_LOAD)
+        world.membrane_hinges.add_field(HINGE_FRAME)
 
     def run(self, world) -> None:
         h, p = world.membrane_hinges, world.particles
         _, k_diss, factor = membrane_constants(world.membranes)
         damping_loads(h.rows, h.membrane, k_diss, factor, p.with_ghosts("position"),
-                      p.with_ghosts("bending_damping_load"))
+                      p.with_ghosts("bending_damping_load"), h.frame)
 
 
 class BendingDampingRate(System):
@@ -414,8 +466,11 @@ class MembraneBending(System):
         self._limited = True
         for f in (DAMPING_LOAD, DAMPING_RATE):
             world.particles.add_field(f)
+        world.membrane_hinges.add_field(HINGE_FRAME)
         self.reads_ghosts = {"particles": (*type(self).reads_ghosts["particles"],
                                            "bending_damping_rate")}
+        self.reads = dict(type(self).reads, membrane_hinges=(
+            *type(self).reads["membrane_hinges"], "frame"))
         for kind in (BendingDampingLoad, BendingDampingRate):
             if not world.has_system(kind):
                 world.add_system(kind(), before=self)
@@ -436,18 +491,18 @@ class MembraneBending(System):
         h = world.membrane_hinges
         p = world.particles
         k_el, k_diss, factor = membrane_constants(world.membranes)
-        if self._limited:
-            rate = p.with_ghosts("bending_damping_rate")
+        if self._limited:  # BendingDampingLoad ran just before, on these positions
+            rate, frames = p.with_ghosts("bending_damping_rate"), h.frame
         elif np.any(k_diss > 0.0):
             raise InputError("MembraneBending: bending_damping was set after set-up; give the "
                              "membranes their damping before World.setup (add_membrane)")
         else:
-            rate = NO_RATES  # never read: no hinge is damped
+            rate, frames = NO_RATES, NO_FRAMES  # no hinge is damped: rates never read
         bad, kind = bending_kernel(h.rows, self._rest_terms(h), h.membrane, k_el,
                                    k_diss, factor, p.with_ghosts("position"),
                                    p.with_ghosts("velocity"), p.with_ghosts("force"),
                                    fold_cosine(self.max_fold), rate,
-                                   DAMPING_STEP_BOUND / world.dt)
+                                   DAMPING_STEP_BOUND / world.dt, frames)
         if bad >= 0:
             what = ("one of its triangles has collapsed to (nearly) zero area" if kind == DEGENERATE
                     else f"it folded more than {np.degrees(self.max_fold):.0f} degrees from its rest "

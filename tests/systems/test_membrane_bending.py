@@ -323,3 +323,32 @@ def test_a_limited_hinge_keeps_momentum_and_dissipates(rng):
         np.testing.assert_allclose(f, 0.3 * full, rtol=1e-12, atol=1e-12 * np.abs(full).max())
         np.testing.assert_allclose(f.sum(axis=0), 0.0, atol=1e-12 * np.abs(f).max())
         assert np.sum(f * v) < 0.0
+
+
+def test_kept_frames_give_the_forces_of_frames_computed_afresh(rng):
+    """MembraneBending reads the frames BendingDampingLoad kept (damping_loads) instead of
+    computing them again: the same forces to the last bit, also for hinges of a membrane
+    without damping (whose frames damping_loads must keep though it adds no load)."""
+    from ecs_dem.systems.membrane_bending import (FRAME_WIDTH, NO_FRAMES, damping_loads,
+                                                  rest_terms, vertex_damping_rates)
+    from ecs_dem.systems.membrane_bending import bending_kernel, fold_cosine
+
+    x, _, rows = random_closed_mesh(rng)
+    v = rng.normal(size=x.shape)
+    membrane = (np.arange(rows.shape[0]) % 2).astype(np.int32)  # membrane 1 is undamped
+    k_el, k_diss, factor = np.array([2e-3, 1e-3]), np.array([1e-4, 0.0]), np.array([4.0, 4.0])
+    mass = rng.uniform(0.5, 2.0, x.shape[0]) * 1e-7
+    rate = vertex_damping_rates(rows, membrane, k_diss, factor, x, mass)
+    frames = np.full((rows.shape[0], FRAME_WIDTH), np.nan)
+    damping_loads(rows, membrane, k_diss, factor, x, np.zeros(x.shape[0]), frames)
+    rest = rest_terms(rng.uniform(-0.2, 0.2, rows.shape[0]))
+    limit = 0.5 * rate.max()
+    out = []
+    for kept in (frames, NO_FRAMES):
+        f = np.zeros(x.shape)
+        bad, _ = bending_kernel(rows, rest, membrane, k_el, k_diss, factor, x, v, f,
+                                fold_cosine(np.pi), rate, limit, kept)
+        assert bad == -1
+        out.append(f)
+    assert np.abs(out[1]).max() > 0.0
+    assert np.array_equal(out[0], out[1])
