@@ -318,6 +318,13 @@ class Table:
         self._touch()
         return slice(start, start + count)
 
+    def replace(self, count: int, **values) -> None:
+        """Replace every owned row by `count` new rows, as ``append`` after removing them all,
+        in one structural change (a contact table rebuilt from scratch at every rebuild)."""
+        self.clear_ghosts()
+        self.n_owned = 0  # append's structural change drops the views of the old length
+        self.append(count, **values)
+
     def append_packed(self, packed: np.ndarray) -> slice:
         """Append owned rows given as packed bytes of every field (``row_packing``, fields in
         declaration order, gids included): migration's arrivals, written once."""

@@ -66,6 +66,9 @@ def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
     """Replace the owned rows of `table` by the new rows in `values` (identity fields, including
     ``values[key_i]`` and ``values[key_j]``), carrying every other field over by key pair."""
     count = values[key_i].size
+    if count == 0 and table.n_owned == 0:  # empty before and after (mirrors on one rank)
+        table.clear_ghosts()
+        return
     carried = carried_fields(table, identity)
     if count and carried:
         gi, gj = values[key_i], values[key_j]
@@ -82,8 +85,7 @@ def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
             src[:] = -1
         for f in carried:
             values[f] = _carry(table, f, src, count, m, scratch)
-    table.permute(np.empty(0, dtype=np.int64))  # empty, keep columns
-    table.append(count, **values)
+    table.replace(count, **values)
 
 
 def _carry(table, name, src, count, m, scratch):

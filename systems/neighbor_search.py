@@ -146,7 +146,9 @@ class NeighborSearch(System):
         fixed = particles.with_ghosts("fixed")
         group = particles.with_ghosts("contact_group")
         skin = world.skin
-        if mirrors is not None:
+        # on one rank every ghost is a periodic image of an own row: never a mirror
+        find_mirrors = mirrors is not None and world.comm.size > 1
+        if find_mirrors:
             own = world.domain.own_images(particles)
             mcap = max(mirrors.n_owned + mirrors.n_owned // 4, (n - n_owned) * 4 + 64)
         else:
@@ -156,26 +158,21 @@ class NeighborSearch(System):
         out, mout = self._lists("", cap), self._lists("m", mcap)
         count = mcount = 0
         if n:
-            cell = max(2.0 * float(radius.max()) + skin, 1e-300)
-            lo, hi = nk.bounds(pos, n)
-            span = hi - lo
-            dims = np.maximum(np.floor(span / cell).astype(np.int64), 1)
-            while np.prod(dims) > 8 * n + 64:  # very sparse systems: coarser grid
-                dims = np.maximum(dims // 2, 1)
-            inv_cell = dims / np.maximum(span, 1e-300)
-            inv_cell = np.where(span > 0, inv_cell, 0.0)
+            lo, inv_cell, dims = nk.cell_grid(pos, radius, n, skin)
             start, rows, _ = nk.bin_rows(pos, n, lo, inv_cell, dims)
             while True:
                 count, mcount = nk.build_pairs_half_stencil(
                     pos, radius, gid, fixed, group, n_owned, skin, start, rows, dims, *out,
-                    mirrors is not None, own, *mout)
+                    find_mirrors, own, *mout)
                 if count <= out[0].size and mcount <= mout[0].size:
                     break
                 out = self._lists("", int(count * 1.2) + 64)
-                mout = self._lists("m", int(mcount * 1.2) + 64 if mirrors is not None else 0)
+                mout = self._lists("m", int(mcount * 1.2) + 64 if find_mirrors else 0)
         tables = [(pairs, out, count)] + ([(mirrors, mout, mcount)] if mirrors is not None else [])
         for table, (pi, pj, gi, gj), k in tables:
-            values = dict(i=pi[:k], j=pj[:k], gid_i=gi[:k], gid_j=gj[:k], gid=pair_id(gi[:k], gj[:k]))
+            ids = self._scratch.get("pair_id", k, np.int64)[:k]
+            nk.pair_ids(gi[:k], gj[:k], ids)
+            values = dict(i=pi[:k], j=pj[:k], gid_i=gi[:k], gid_j=gj[:k], gid=ids)
             rebuild_contact_table(table, IDENTITY, "gid_i", "gid_j", values, self._scratch)
         self.built_epoch = particles.epoch
         self.builds_done += 1

@@ -293,3 +293,19 @@ def test_anchor_reference_names_the_row_field_of_the_anchor_gid():
     assert by_b.anchor_reference == "b"
     assert Table("plain", fields, anchor=("things", "gid_a")).anchor_reference is None
     assert make_table().anchor_reference is None
+
+
+def test_replace_puts_new_rows_in_place_of_all_owned_rows(rng):
+    t = make_table()
+    t.append(6, position=rng.normal(size=(6, 3)), mass=np.arange(6.0))
+    t.resize_ghosts(2)
+    epoch = t.epoch
+    pos = rng.normal(size=(3, 3))
+    t.replace(3, position=pos, gid=np.array([40, 41, 45]))
+    assert t.n_owned == 3 and t.n_ghost == 0 and t.epoch > epoch
+    np.testing.assert_array_equal(t.position, pos)
+    assert np.all(t.mass == 2.5) and np.all(t.flag == 7)  # the old rows' values are gone
+    assert t.gid.tolist() == [40, 41, 45] and t.next_gid == 46
+    assert t.replace(0) is None and t.n_owned == 0 and t.position.shape == (0, 3)
+    with pytest.raises(InputError, match="no field"):
+        t.replace(1, speed=np.zeros(1))

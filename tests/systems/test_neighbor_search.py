@@ -239,3 +239,25 @@ def test_contact_groups_exclude_pairs_within_a_group_and_of_group_minus_two(rng)
                 if not ((g[a] == g[b] and g[a] >= 0) or g[a] == -2 or g[b] == -2)}
     assert len(expected) < len(everything) and len(expected) > 50
     assert listed_pairs(world) == expected
+
+
+@pytest.mark.parametrize("n", [1, 40, 2000])
+def test_cell_grid_cells_are_at_least_a_cut_off_wide_and_few_for_sparse_rows(rng, n):
+    """The binning grid (neighbor_kernels.cell_grid) over the rows' bounding box: cells at least
+    2 r_max + skin wide (a pair in range lies in the same or adjacent cells), at most 8 n + 64
+    of them (a sparse system gets a coarser grid), a flat axis one cell with inv_cell 0."""
+    from ecs_dem.systems import neighbor_kernels as nk
+
+    position = rng.uniform(0.0, 1.0, size=(n, 3)) * np.array([50.0, 3.0, 0.0])
+    radius = rng.uniform(0.01, 0.05, size=n)
+    skin = 0.02
+    lo, inv_cell, dims = nk.cell_grid(position, radius, n, skin)
+    np.testing.assert_array_equal(lo, position.min(axis=0))
+    span = position.max(axis=0) - position.min(axis=0)
+    assert np.all(dims >= 1) and np.prod(dims) <= 8 * n + 64
+    wide = span > 0
+    np.testing.assert_allclose(inv_cell[wide], dims[wide] / span[wide], rtol=1e-15)
+    assert np.all(span[wide] / dims[wide] >= 2 * radius.max() + skin)
+    assert dims[2] == 1 and inv_cell[2] == 0.0
+    if n == 2000:  # dense enough along x for many cells, not coarsened
+        assert dims[0] == int(np.floor(span[0] / (2 * radius.max() + skin)))
