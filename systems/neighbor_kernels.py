@@ -73,7 +73,7 @@ def cell_grid(position, radius, n, skin):
     dims = np.empty(3, dtype=np.int64)
     for a in range(3):
         dims[a] = max(np.int64(np.floor((hi[a] - lo[a]) / cell)), 1)
-    while dims[0] * dims[1] * dims[2] > 8 * n + 64:
+    while float(dims[0]) * dims[1] * dims[2] > 8 * n + 64:  # a float product cannot wrap
         for a in range(3):
             dims[a] = max(dims[a] // 2, 1)
     inv_cell = np.empty(3)
@@ -85,8 +85,8 @@ def cell_grid(position, radius, n, skin):
 
 @kernel
 def pair_ids(gid_i, gid_j, out):
-    """out[k] = gid_j (gid_j - 1) / 2 + gid_i (``neighbor_search.pair_id``, without numpy's
-    temporaries)."""
+    """out[k] = gid_j (gid_j - 1) / 2 + gid_i: the unique id of the pair gid_i < gid_j, the same
+    on every rank (the ``pairs`` table's ``gid``)."""
     for k in range(gid_i.size):
         out[k] = gid_j[k] * (gid_j[k] - 1) // 2 + gid_i[k]
 

@@ -4,10 +4,10 @@ The ``pairs`` table holds one row per candidate pair (closer than
 r_i + r_j + skin at the last rebuild): the particles' gids ``gid_i < gid_j``,
 their local rows ``i``, ``j`` (kept current by the engine on owned and ghost
 pair rows: ``Table(references=...)``, ``ecs_dem.references``) and a unique
-``gid``, the pair id (``pair_id``), the same on every rank. Rows are anchored
-to particle gid_i: they migrate with it, and travel as ghost rows where it
-does when a system reads pair ghosts (``World.incident_rows`` lists the
-pairs of every particle row).
+``gid``, the pair id gid_j (gid_j - 1) / 2 + gid_i (``neighbor_kernels.pair_ids``),
+the same on every rank. Rows are anchored to particle gid_i: they migrate
+with it, and travel as ghost rows where it does when a system reads pair
+ghosts (``World.incident_rows`` lists the pairs of every particle row).
 
 Any other pair field is per-contact data (contact history of a law,
 per-contact state of any dtype and row shape that a system declares with
@@ -51,13 +51,6 @@ PAIR_FIELDS = (
 )
 #: fields that identify a pair; every other pair field is carried across rebuilds
 IDENTITY = ("gid", "i", "j", "gid_i", "gid_j")
-
-
-def pair_id(gid_i, gid_j):
-    """Unique id of the pair gid_i < gid_j: gid_j (gid_j - 1) / 2 + gid_i (any rank computes it)."""
-    gid_i = np.asarray(gid_i, dtype=np.int64)
-    gid_j = np.asarray(gid_j, dtype=np.int64)
-    return gid_j * (gid_j - 1) // 2 + gid_i
 
 
 def pair_table(world) -> Table:
