@@ -119,39 +119,47 @@ class _LocalRun:
 
     src: np.ndarray
     dst: np.ndarray
-    shift: np.ndarray  # (rows, 3)
+    shift: np.ndarray  # (rows, 3); (0, 3) for a reverse run, which shifts nothing
 
     @classmethod
-    def of(cls, stages) -> "_LocalRun":
+    def of(cls, stages, reverse: bool = False) -> "_LocalRun":
         stages = [st for st in stages if st.recv_count]
         if not stages:
             return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)))
-        shift = np.empty((sum(st.recv_count for st in stages), 3))
-        start = 0
-        for st in stages:  # a broadcast store per stage: np.tile costs more at rebuild rate
-            shift[start:start + st.recv_count] = st.shift
-            start += st.recv_count
-        return cls(np.concatenate([st.send_rows for st in stages]).astype(np.int64),
-                   np.concatenate([_ghost_rows(st) for st in stages]), shift)
+        if reverse:
+            shift = np.zeros((0, 3))
+        else:
+            shift = np.empty((sum(st.recv_count for st in stages), 3))
+            start = 0
+            for st in stages:  # a broadcast store per stage: np.tile costs more at rebuild rate
+                shift[start:start + st.recv_count] = st.shift
+                start += st.recv_count
+        if all(a.recv_start + a.recv_count == b.recv_start for a, b in zip(stages, stages[1:])):
+            dst = np.arange(stages[0].recv_start, stages[-1].recv_start + stages[-1].recv_count)
+        else:  # the reverse order of stages
+            dst = np.concatenate([_ghost_rows(st) for st in stages])
+        return cls(np.asarray(np.concatenate([st.send_rows for st in stages]), dtype=np.int64),
+                   dst, shift)
 
 
 def _ghost_rows(stage) -> np.ndarray:
     return np.arange(stage.recv_start, stage.recv_start + stage.recv_count)
 
 
-def _fuse_local(pairs) -> list:
-    """The pairs of stages with each maximal sequence of all-local pairs fused (_LocalRun)."""
+def _fuse_local(pairs, reverse: bool = False) -> list:
+    """The pairs of stages with each maximal sequence of all-local pairs fused (_LocalRun;
+    `reverse`: for the reverse verb, without the forward's position shifts)."""
     steps, local = [], []
     for pair in pairs:
         if all(st.local for st in pair):
             local.extend(pair)
             continue
         if local:
-            steps.append(_LocalRun.of(local))
+            steps.append(_LocalRun.of(local, reverse))
             local = []
         steps.append(pair)
     if local:
-        steps.append(_LocalRun.of(local))
+        steps.append(_LocalRun.of(local, reverse))
     return steps
 
 
@@ -586,8 +594,10 @@ class Domain:
 
     @staticmethod
     def _shift_positions(table: Table, stage: _GhostStage) -> None:
-        if stage.recv_count and stage.shift.any():  # the method: a third of np.any's cost
-            table.column("position")[stage.recv_start:stage.recv_start + stage.recv_count] += stage.shift
+        shift = stage.shift
+        # three scalar tests: a numpy reduction costs microseconds, four times per rebuild
+        if stage.recv_count and (shift[0] != 0.0 or shift[1] != 0.0 or shift[2] != 0.0):
+            table.column("position")[stage.recv_start:stage.recv_start + stage.recv_count] += shift
 
     # ------------------------------------------------------------ halo verbs
     def forward(self, table: Table, names) -> None:
@@ -662,7 +672,7 @@ class Domain:
         stages = self._stages.get(table.name)
         cached = self._fused.get(table.name)
         if cached is None or cached[0] is not stages:
-            cached = (stages, _fuse_local(pairs), _fuse_local(pairs[::-1]))
+            cached = (stages, _fuse_local(pairs), _fuse_local(pairs[::-1], reverse=True))
             self._fused[table.name] = cached
         return cached[1], cached[2]
 
