@@ -469,26 +469,20 @@ class Domain:
                 local = dest == self.comm.rank and source == self.comm.rank
                 pair.append(_GhostStage(axis, rows if dest is not None else rows[:0], dest, source,
                                         local, 0, 0, vec))
-            # the two directions of an axis are independent: exchange them together
-            if all(st.local for st in pair):  # a periodic axis along one rank: one copy
+            # both directions of an axis are local (a periodic axis along one rank: one copy)
+            # or both go to other ranks (exchanged together: they are independent)
+            if all(st.local for st in pair):
                 self._copy_local_pair(table, pair, names)
                 stages.extend(pair)
                 continue
-            remote = [st for st in pair if not st.local]
             received = self.comm.exchange_rows(
-                [(pack_rows(table, names, st.send_rows), st.dest, st.source, None) for st in remote])
-            for st in pair:
+                [(pack_rows(table, names, st.send_rows), st.dest, st.source, None) for st in pair])
+            for st, got in zip(pair, received):
                 st.recv_start = table.n
-                if st.local:
-                    st.recv_count = st.send_rows.size
-                    table.resize_ghosts(table.n_ghost + st.recv_count)
-                    self._copy_local(table, st, names)
-                else:
-                    got = received[remote.index(st)]
-                    st.recv_count = got.shape[0]
-                    table.resize_ghosts(table.n_ghost + st.recv_count)
-                    unpack_rows(table, names, got, st.recv_start)
-                    self._shift_positions(table, st)
+                st.recv_count = got.shape[0]
+                table.resize_ghosts(table.n_ghost + st.recv_count)
+                unpack_rows(table, names, got, st.recv_start)
+                self._shift_positions(table, st)
                 stages.append(st)
         for f, d in table.fields.items():  # once for all stages: no stage copies these fields
             if d.halo is Halo.REVERSE:
