@@ -218,6 +218,7 @@ class Domain:
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
         self._own_images: dict[str, tuple] = {}
+        self._zero_columns: dict[tuple, tuple] = {}  # (table, names) -> (epoch, capacity), columns
         self._planned: dict[str, tuple] = {}  # table -> (epoch, owner rank per owned row)
         self._neighbours = None  # (ranks, graph communicator, cut planes they hold for)
         self._sort_grid_cache = None  # (subdomain and ghost width, the sort's grid)
@@ -619,6 +620,21 @@ class Domain:
                 if "position" in names:
                     self._shift_positions(table, st)
 
+    def zero(self, table: Table, names) -> None:
+        """Zero the given (REVERSE) fields on owned and ghost rows, before a force pass adds
+        into them: float64 fields in one kernel call."""
+        names = tuple(names)
+        key = (table.epoch, table.capacity)
+        cached = self._zero_columns.get((table.name, names))
+        if cached is None or cached[0] != key:
+            cached = self._zero_columns[(table.name, names)] = (
+                key, self._float_columns(table, names))
+        if cached[1] is None:
+            for name in names:
+                table.with_ghosts(name)[...] = 0
+        else:
+            hk.zero_rows(cached[1], 0, table.n)
+
     @staticmethod
     def _float_columns(table: Table, names):
         """The fields as a tuple of 2-D float64 columns (one fused kernel call), or None."""
@@ -688,11 +704,11 @@ class Domain:
                 both = plan.merged.get(tuple(pair))
                 self.comm.exchange_into(messages if both is None else [both])
                 for st in pair:
-                    if not st.local:
+                    if st in plan.shifted:
+                        hk.scatter_rows_shifted(plan.columns, st.recv_start, plan.recv[st],
+                                                st.shift, plan.shift_column)
+                    elif not st.local:
                         hk.scatter_rows_packed(plan.columns, st.recv_start, plan.recv[st], 0)
-                        if st in plan.shifted:
-                            plan.columns[plan.shift_column][
-                                st.recv_start:st.recv_start + st.recv_count] += st.shift
 
     def _reverse_floats(self, table: Table, names, plan: _FloatHaloPlan,
                         local_only: bool = False) -> None:

@@ -366,8 +366,7 @@ class World:
             elif verb == "reverse_local":
                 self.domain.reverse(t, names, local_only=True)
             else:
-                for f in names:
-                    t.with_ghosts(f)[...] = 0
+                self.domain.zero(t, names)
             timers[_HALO_TIMERS[verb]] += _time.perf_counter() - t0
 
     def _compile(self, systems: tuple, state: HaloState) -> tuple[list, HaloState]:

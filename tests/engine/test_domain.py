@@ -141,6 +141,27 @@ def test_reverse_sums_ghost_contributions_into_owners_exactly(rng):
     assert np.bincount(rows[n:]).max() >= 3
 
 
+def test_zero_clears_owned_and_ghost_rows_of_the_named_fields_only(rng):
+    dom, t = build(rng, (True, True, True))
+
+    def fill_and_zero():
+        for name in ("force", "energy", "velocity"):
+            t.column(name)[:] = 7.0  # capacity rows beyond n too
+        dom.zero(t, ("force", "energy"))
+        assert not t.with_ghosts("force").any() and not t.with_ghosts("energy").any()
+        assert np.all(t.column("force")[t.n:] == 7.0) and np.all(t.column("energy")[t.n:] == 7.0)
+        assert np.all(t.with_ghosts("velocity") == 7.0)
+
+    assert t.capacity > t.n
+    fill_and_zero()
+    # new rows (a new epoch, a larger capacity): the next zero reaches them as well
+    n_before = t.n
+    t.append(t.capacity, position=rng.uniform(LO, HI, (t.capacity, 3)))
+    dom.rebuild(t)
+    assert t.n > n_before
+    fill_and_zero()
+
+
 def test_reverse_of_random_floats_matches_reference_to_round_off(rng):
     dom, t = build(rng, (True, True, False))
     f = rng.normal(size=(t.n, 3))
