@@ -158,27 +158,15 @@ def scatter_rows_packed(columns, start, packed, first):
 
 @kernel
 def scatter_rows_shifted(columns, start, packed, shift, shift_column):
-    """scatter_rows_packed(columns, start, packed, 0) with ``shift`` (3,) added to column
-    `shift_column` (a 3-vector: the periodic image of the received positions) in the same
-    pass; each value is rounded once, as a copy followed by ``+= shift`` would round it."""
-    off = 0
-    for j, col in enumerate(columns):
-        w = col.shape[1]
-        if j == shift_column and w == 3:
-            for k in range(packed.shape[0]):
-                col[start + k, 0] = packed[k, off] + shift[0]
-                col[start + k, 1] = packed[k, off + 1] + shift[1]
-                col[start + k, 2] = packed[k, off + 2] + shift[2]
-        elif w == 3:
-            for k in range(packed.shape[0]):
-                col[start + k, 0] = packed[k, off]
-                col[start + k, 1] = packed[k, off + 1]
-                col[start + k, 2] = packed[k, off + 2]
-        else:
-            for k in range(packed.shape[0]):
-                for c in range(w):
-                    col[start + k, c] = packed[k, off + c]
-        off += w
+    """scatter_rows_packed(columns, start, packed, 0), then ``shift`` (3,) added to the
+    received rows of column `shift_column` (>= 0, a 3-vector: the periodic image of the
+    received positions): the same bits as numpy's ``+=`` after the scatter, without its call."""
+    scatter_rows_packed(columns, start, packed, 0)
+    col = columns[shift_column]
+    for k in range(start, start + packed.shape[0]):
+        col[k, 0] += shift[0]
+        col[k, 1] += shift[1]
+        col[k, 2] += shift[2]
 
 
 @kernel

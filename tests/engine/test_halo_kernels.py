@@ -42,22 +42,20 @@ def test_gather_then_scatter_is_a_copy():
         np.testing.assert_array_equal(cols[j], e)
 
 
-@pytest.mark.parametrize("shift_column", [-1, 1])
-def test_scatter_with_a_shift_equals_scatter_then_adding_it(shift_column):
-    """Received ghost positions of a periodic image: one pass gives the same bits as
-    scattering and then adding the shift, on the 3-vector column only."""
+def test_scatter_with_a_shift_equals_scatter_then_adding_it():
+    """Received ghost positions of a periodic image (the 3-vector column 1): the same bits
+    as scattering and then adding the shift with numpy; the other columns only copied."""
     rng = np.random.default_rng(5)
     cols = columns(rng)
     packed = rng.standard_normal((6, sum(WIDTHS))) * 1e3
     shift = np.array([0.1, -7.3, 1e-9])
     expected = tuple(c.copy() for c in cols)
     hk.scatter_rows_packed(expected, 12, packed, 0)
-    if shift_column >= 0:
-        expected[shift_column][12:18] += shift
-    hk.scatter_rows_shifted(cols, 12, packed, shift, shift_column)
+    expected[1][12:18] += shift
+    hk.scatter_rows_shifted(cols, 12, packed, shift, 1)
     for c, e in zip(cols, expected):
         np.testing.assert_array_equal(c, e)
-    assert shift_column < 0 or not np.array_equal(cols[1][12:18], packed[:, 1:4])
+    assert not np.array_equal(cols[1][12:18], packed[:, 1:4])
 
 
 def test_reverse_kernels_add_repeated_rows_and_zero_ghosts():
