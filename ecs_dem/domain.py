@@ -218,7 +218,6 @@ class Domain:
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
         self._own_images: dict[str, tuple] = {}
-        self._zero_columns: dict[tuple, tuple] = {}  # (table, names) -> (epoch, capacity), columns
         self._planned: dict[str, tuple] = {}  # table -> (epoch, owner rank per owned row)
         self._neighbours = None  # (ranks, graph communicator, cut planes they hold for)
         self._sort_grid_cache = None  # (subdomain and ghost width, the sort's grid)
@@ -622,18 +621,14 @@ class Domain:
 
     def zero(self, table: Table, names) -> None:
         """Zero the given (REVERSE) fields on owned and ghost rows, before a force pass adds
-        into them: float64 fields in one kernel call."""
+        into them: float64 fields in one kernel call, on the columns of their halo plan."""
         names = tuple(names)
-        key = (table.epoch, table.capacity)
-        cached = self._zero_columns.get((table.name, names))
-        if cached is None or cached[0] != key:
-            cached = self._zero_columns[(table.name, names)] = (
-                key, self._float_columns(table, names))
-        if cached[1] is None:
+        plan = self._float_plan(table, names)  # the reverse's plan: the same fields
+        if plan is None:
             for name in names:
                 table.with_ghosts(name)[...] = 0
         else:
-            hk.zero_rows(cached[1], 0, table.n)
+            hk.zero_rows(plan.columns, 0, table.n)
 
     @staticmethod
     def _float_columns(table: Table, names):
