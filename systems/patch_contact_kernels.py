@@ -87,83 +87,58 @@ def store_outputs(buf, t, out):
 
 
 @template("inline")
-def share_vertex(tri_vertices, s, u):
-    for a in range(3):
-        for b in range(3):
-            if tri_vertices[s, a] == tri_vertices[u, b]:
-                return True
-    return False
-
-
-@template("inline")
-def outranked(c, lo, hi, touch, rank, pair_t, tri_vertices):
-    """Whether a touching contact of higher rank lies on a patch sharing a vertex with c's."""
-    for c2 in range(lo, hi):
-        if c2 != c and touch[c2] and rank[c2] > rank[c]:
-            if share_vertex(tri_vertices, pair_t[c], pair_t[c2]):
-                return True
-    return False
-
-
-@template("inline")
-def grain_end(pair_i, lo):
-    """One past the last candidate of the grain of candidate lo (candidates grouped by grain)."""
-    hi = lo + 1
-    while hi < pair_i.size and pair_i[hi] == pair_i[lo]:
-        hi += 1
-    return hi
-
-
-@template("inline")
-def select_all(pair_i, touch, rank, delta, pair_t, tri_vertices, tri_gid, selected):
+def select_all(touch, rank, delta, pair_t, tri_gid, adj_start, adjacent, selected):
     """Table 1 among the touching candidates of each grain (module docstring).
 
     First face beats edge beats vertex among patches sharing a vertex; then, among the
     contacts left, an edge or vertex contact gives way to one of the same rank on a patch
-    sharing a vertex with a larger overlap (ties: the lower triangle gid).
+    sharing a vertex with a larger overlap (ties: the lower triangle gid) that the first
+    rule left. adjacent[adj_start[c]:adj_start[c + 1]]: the candidates of c's grain on
+    patches sharing a vertex with c's (systems.patch_vertex_sharing).
 
+    ``selected`` after the first rule: 1 where kept; the second rule marks the contacts it
+    drops 2 (still kept by the first rule, which it asks of the others), then 0.
     One call for all grains: an inline helper with array arguments called once per grain
-    cost an atomic reference count per array and call (numba cannot prune them across
-    the helper's loops), more than the selection itself.
+    cost an atomic reference count per array and call, more than the selection itself.
     """
-    lo = 0
-    while lo < pair_i.size:
-        hi = grain_end(pair_i, lo)
-        for c in range(lo, hi):
-            selected[c] = touch[c] and not outranked(c, lo, hi, touch, rank, pair_t,
-                                                     tri_vertices)
-        for c in range(lo, hi):
-            if not selected[c] or rank[c] == RANK_FACE:
-                continue
-            for c2 in range(lo, hi):
-                if c2 == c or rank[c2] != rank[c] or not touch[c2]:
-                    continue
-                better = delta[c2] > delta[c] or (
-                    delta[c2] == delta[c] and tri_gid[pair_t[c2]] < tri_gid[pair_t[c]])
-                if (better and share_vertex(tri_vertices, pair_t[c], pair_t[c2])
-                        and not outranked(c2, lo, hi, touch, rank, pair_t, tri_vertices)):
-                    selected[c] = 0
+    n = touch.size
+    for c in range(n):
+        kept = touch[c] != 0
+        if kept:
+            for e in range(adj_start[c], adj_start[c + 1]):
+                c2 = row(adjacent[e])
+                if touch[c2] and rank[c2] > rank[c]:
+                    kept = False
                     break
-        lo = hi
+        selected[c] = kept
+    for c in range(n):
+        if not selected[c] or rank[c] == RANK_FACE:
+            continue
+        for e in range(adj_start[c], adj_start[c + 1]):
+            c2 = row(adjacent[e])
+            if rank[c2] != rank[c] or not touch[c2] or not selected[c2]:
+                continue
+            if delta[c2] > delta[c] or (
+                    delta[c2] == delta[c] and tri_gid[pair_t[c2]] < tri_gid[pair_t[c]]):
+                selected[c] = 2
+                break
+    for c in range(n):
+        selected[c] = selected[c] == 1
 
 
 @template("inline")
-def hand_over_all(pair_i, selected, was_selected, pair_t, tri_vertices, history):
-    """Per grain: a newly selected contact takes the spring of a contact, on a patch sharing
-    a vertex, that was selected at the last step and is not any more; then remember the
-    selection (one call for all grains, as ``select_all``)."""
-    lo = 0
-    while lo < pair_i.size:
-        hi = grain_end(pair_i, lo)
-        for c in range(lo, hi):
-            if selected[c] and not was_selected[c]:
-                for c2 in range(lo, hi):
-                    if (was_selected[c2] and not selected[c2]
-                            and share_vertex(tri_vertices, pair_t[c], pair_t[c2])):
-                        copy_history(history, c2, c)  # noqa: F821 (generated)
-                        break
-        lo = hi
-    for c in range(pair_i.size):
+def hand_over_all(selected, was_selected, adj_start, adjacent, history):
+    """A newly selected contact takes the spring of a contact, on a patch sharing a vertex,
+    that was selected at the last step and is not any more (the first such, in candidate
+    order); then remember the selection (one call for all grains, as ``select_all``)."""
+    for c in range(selected.size):
+        if selected[c] and not was_selected[c]:
+            for e in range(adj_start[c], adj_start[c + 1]):
+                c2 = row(adjacent[e])
+                if was_selected[c2] and not selected[c2]:
+                    copy_history(history, c2, c)  # noqa: F821 (generated)
+                    break
+    for c in range(selected.size):
         was_selected[c] = selected[c]
 
 
@@ -242,13 +217,14 @@ def gather_law_columns(buf, t, params, a, b, history, c):
 
 
 @template("kernel")
-def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane,
+def patch_contacts(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, tri_membrane,
                    membrane_species, position, velocity, angular_velocity, radius, mass, fixed,
                    species, params, consts, history, flags, update, dt, force, torque, buf, sel,
                    geometry, rank, touch, selected, was_selected, counts):
     """The law's forces of every selected grain-patch contact (module docstring).
 
-    Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain.
+    Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain; adj_start and
+    adjacent say which share a vertex (systems.patch_vertex_sharing).
     ``geometry`` (n, GEOMETRY_WIDTH), ``rank``, ``touch``, ``selected`` (n) are per-candidate
     scratch (outputs too: the tests read them); ``was_selected`` (n, per-candidate state) the
     selection of the last step; ``flags`` one byte per candidate, 1 where the history may be
@@ -290,10 +266,10 @@ def patch_contacts(pair_i, pair_t, tri_rows, tri_vertices, tri_gid, tri_membrane
         kd, _ = classify(wa, wb, wc)
         rank[c] = 2 - kd
         touch[c] = np.uint8(dist < r)
-    select_all(pair_i, touch, rank, geometry[:, _GDELTA], pair_t, tri_vertices, tri_gid,
+    select_all(touch, rank, geometry[:, _GDELTA], pair_t, tri_gid, adj_start, adjacent,
                selected)
     if update:
-        hand_over_all(pair_i, selected, was_selected, pair_t, tri_vertices, history)
+        hand_over_all(selected, was_selected, adj_start, adjacent, history)
     for q in range(3):
         counts[q] = 0
     m = 0

@@ -33,6 +33,7 @@ from .contact_forces import check_time_step, history_columns
 from .contact_law import law_kernels
 from .contact_table import ScratchArrays
 from .patch_search import patch_pair_table
+from .patch_vertex_sharing import vertex_sharing
 
 PATCH_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "fixed", "species")
 #: per-candidate state: selected at the last step (the hand-over of springs needs it)
@@ -89,12 +90,14 @@ class PatchContacts(System):
     def run(self, world) -> None:
         args = self._kernel_args(world)
         self.touching = self._kernels.patch_contacts(
-            *args[:18], not world.setup_phase, world.dt, *args[18:], self.selected)
+            *args[:19], not world.setup_phase, world.dt, *args[19:], self.selected)
 
     def _kernel_args(self, world) -> tuple:
         """The kernel's arguments but the step's (``update``, ``dt``) and the counts, cached
         until some table changes structurally (``Table.structure_version``): building them
-        cost 12 us a step in case 1 of the triaxial test, a third of the kernel's time."""
+        cost 12 us a step in case 1 of the triaxial test, a third of the kernel's time. They
+        include which candidates share a vertex (systems.patch_vertex_sharing), which
+        changes only with the candidate list."""
         pairs = world.patch_pairs
         p = world.particles
         tri = world.membrane_triangles
@@ -111,9 +114,9 @@ class PatchContacts(System):
         touch = self._scratch.get("touch", n, np.uint8)[:n]
         selected = self._scratch.get("selected", n, np.uint8)[:n]
         sel = self._scratch.get("sel", n + s.sel.size, np.int64)
+        adj_start, adjacent = vertex_sharing(pairs.i, pairs.t, tri.with_ghosts("vertices"))
         self._args = (
-            pairs.i, pairs.t, tri.with_ghosts("rows"), tri.with_ghosts("vertices"),
-            tri.with_ghosts("gid"), tri.with_ghosts("membrane"), world.membranes.species,
+            pairs.i, pairs.t, adj_start, adjacent, tri.with_ghosts("rows"), tri.with_ghosts("gid"), tri.with_ghosts("membrane"), world.membranes.species,
             g("position"), g("velocity"), g("angular_velocity"), g("radius"), g("mass"),
             g("fixed"), g("species"), bound.parameters, bound.constants,
             history_columns(pairs, names, n), s.flags(pairs, names),
