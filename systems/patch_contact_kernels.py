@@ -99,7 +99,8 @@ def select_all(touch, rank, delta, pair_t, tri_gid, adj_start, adjacent, selecte
     ``selected`` after the first rule: 1 where kept; the second rule marks the contacts it
     drops 2 (still kept by the first rule, which it asks of the others), then 0.
     One call for all grains: an inline helper with array arguments called once per grain
-    cost an atomic reference count per array and call, more than the selection itself.
+    cost an atomic reference count per array and call (numba cannot prune them across
+    the helper's loops), more than the selection itself.
     """
     n = touch.size
     for c in range(n):

@@ -116,7 +116,8 @@ class PatchContacts(System):
         sel = self._scratch.get("sel", n + s.sel.size, np.int64)
         adj_start, adjacent = vertex_sharing(pairs.i, pairs.t, tri.with_ghosts("vertices"))
         self._args = (
-            pairs.i, pairs.t, adj_start, adjacent, tri.with_ghosts("rows"), tri.with_ghosts("gid"), tri.with_ghosts("membrane"), world.membranes.species,
+            pairs.i, pairs.t, adj_start, adjacent, tri.with_ghosts("rows"),
+            tri.with_ghosts("gid"), tri.with_ghosts("membrane"), world.membranes.species,
             g("position"), g("velocity"), g("angular_velocity"), g("radius"), g("mass"),
             g("fixed"), g("species"), bound.parameters, bound.constants,
             history_columns(pairs, names, n), s.flags(pairs, names),
