@@ -623,7 +623,7 @@ class Domain:
         """Zero the given (REVERSE) fields on owned and ghost rows, before a force pass adds
         into them: float64 fields in one kernel call, on the columns of their halo plan."""
         names = tuple(names)
-        plan = self._float_plan(table, names)  # the reverse's plan: the same fields
+        plan = self._float_plan(table, names)  # mostly the reverse's: the same fields
         if plan is None:
             for name in names:
                 table.with_ghosts(name)[...] = 0

@@ -20,6 +20,8 @@ inserts from the systems' declarations::
                                        before each: forward stale FORWARD fields
                                        it reads on ghosts; zero a REVERSE field
                                        before its first accumulation this step
+                                       (or with its table's first zero, when no
+                                       system between declares it)
     INTEGRATE_SECOND systems           before each: reverse accumulated fields
                                        it reads on owners
     OUTPUT systems whose ``every`` divides the step
@@ -307,9 +309,12 @@ class World:
                                  f"not have; tables: {sorted(self.tables)}")
 
     # ------------------------------------------------------------ scheduling
-    def _halo_ops_before(self, s: System, stale, pending, zeroed,
-                         pending_local) -> list[tuple[str, str, str]]:
-        """Halo operations needed before `s` runs; updates the four state sets."""
+    def _halo_ops_before(self, s: System, stale, pending, zeroed, pending_local,
+                         also_zero=()) -> list[tuple[str, str, str]]:
+        """Halo operations needed before `s` runs; updates the four state sets.
+
+        ``also_zero``: (table, field) pairs of later accumulators to zero here as well
+        (``_hoisted_zeros``)."""
         ops = []
         for tname, names in s.reads_ghosts.items():
             for f in names:
@@ -337,7 +342,44 @@ class World:
                         pending_local.discard((tname, f))
                     elif (tname, f) not in pending:
                         pending_local.add((tname, f))
+        for key in also_zero:
+            if key not in zeroed:
+                ops.append(("zero",) + key)
+                zeroed.add(key)
         return ops
+
+    @staticmethod
+    def _hoisted_zeros(systems: tuple, zeroed) -> dict[int, list[tuple[str, str]]]:
+        """Index of a system -> REVERSE fields of later accumulators to zero before it.
+
+        A table's REVERSE fields are zeroed before their first accumulation in a force pass;
+        where several systems accumulate into one table (gravity into force, contacts into
+        force and torque, the bending damper into its load), each would start a zeroing
+        pass of its own. A field's zero moves back to the table's first zero of the pass
+        when no system in between declares that field in any way or builds the table: no
+        system can then tell the difference, and the table's fields are zeroed in one
+        kernel call (``Domain.zero``).
+        """
+        first: dict[tuple[str, str], int] = {}
+        for k, s in enumerate(systems):
+            for decl in (s.accumulates, s.accumulates_on_rank):
+                for tname, names in decl.items():
+                    for f in names:
+                        if (tname, f) not in zeroed:
+                            first.setdefault((tname, f), k)
+        table_first: dict[str, int] = {}
+        for (tname, _), k in first.items():
+            table_first[tname] = min(k, table_first.get(tname, k))
+        hoisted: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for (tname, f), k in first.items():
+            k0 = table_first[tname]
+            if k > k0 and not any(
+                    tname in s.builds or any(f in decl.get(tname, ())
+                                             for decl in (s.reads, s.reads_ghosts, s.writes,
+                                                          s.accumulates, s.accumulates_on_rank))
+                    for s in systems[k0:k]):
+                hoisted[k0].append((tname, f))
+        return hoisted
 
     def _mark_written(self, s: System, stale) -> None:
         for tname, names in s.writes.items():
@@ -379,8 +421,10 @@ class World:
         stale, pending, zeroed = set(state.stale), set(state.pending), set(state.zeroed)
         pending_local = set(state.pending_local)
         runs = []
-        for s in systems:
-            ops = self._halo_ops_before(s, stale, pending, zeroed, pending_local)
+        hoisted = self._hoisted_zeros(systems, zeroed)
+        for k, s in enumerate(systems):
+            ops = self._halo_ops_before(s, stale, pending, zeroed, pending_local,
+                                        hoisted.get(k, ()))
             self._mark_written(s, stale)
             runs.append((s, s.name, self._batches(ops)))
         return runs, HaloState(frozenset(stale), frozenset(pending), frozenset(zeroed),

@@ -115,6 +115,69 @@ def test_reverse_field_zeroed_before_first_accumulation_only(rng):
         assert np.all(b == 1.0)
 
 
+class AddOneTorque(Probe):
+    """Accumulates +1 into torque on every row it sees, recording what it found on entry."""
+
+    accumulates = {"particles": ("torque",)}
+
+    def __init__(self):
+        self.seen = []
+
+    def run(self, world):
+        t = world.particles.with_ghosts("torque")
+        self.seen.append(t.copy())
+        t += 1.0
+
+
+class GarbageBoth(Garbage):
+    writes = {"particles": ("force", "torque")}
+
+    def run(self, world):
+        super().run(world)
+        world.particles.with_ghosts("torque")[...] = -99.0
+
+
+class ReadTorque(Probe):
+    reads = {"particles": ("torque",)}
+
+    def run(self, world):
+        pass
+
+
+def _zero_lines(world):
+    steady = world.describe_schedule().split("one time step (steady state):")[1]
+    lines = [ln.strip() for ln in steady.splitlines()]
+    return lines, [k for k, ln in enumerate(lines) if ln.startswith("zero ")]
+
+
+def test_a_tables_later_accumulators_are_zeroed_with_its_first(rng):
+    world = periodic_world(rng)
+    force, torque = AddOne(), AddOneTorque()
+    for s in (force, torque, GarbageBoth()):
+        world.add_system(s)
+    world.setup()
+    lines, zeros = _zero_lines(world)
+    # one zeroing pass, before the first accumulator, for both fields
+    assert len(zeros) == 1 and lines[zeros[0]] == "zero particles.force, torque"
+    assert lines[zeros[0] + 1].startswith("AddOne ")
+    world.run(3)
+    assert len(torque.seen) == 4  # set-up force pass + 3 steps
+    for a, b in zip(force.seen, torque.seen):  # zeros on owned and ghost rows, not the garbage
+        assert a.shape[0] > world.particles.n_owned
+        assert np.all(a == 0.0) and np.all(b == 0.0)
+
+
+def test_a_field_declared_between_accumulators_is_zeroed_where_it_was(rng):
+    world = periodic_world(rng)
+    for s in (AddOne(), ReadTorque(), AddOneTorque()):
+        world.add_system(s)
+    world.setup()
+    lines, zeros = _zero_lines(world)
+    # ReadTorque sees last step's torque (its declaration says so): torque's zero stays put
+    assert [lines[k] for k in zeros] == ["zero particles.force", "zero particles.torque"]
+    assert lines[zeros[1] + 1].startswith("AddOneTorque")
+
+
 class WriteTemperature(Probe):
     """Writes a FORWARD field on owned rows: a value that changes every step."""
 
