@@ -85,15 +85,15 @@ class Garbage(Probe):
 
 
 class AddOne(Probe):
-    """Accumulates +1 into force on every row it sees, recording what it found on entry."""
+    """Accumulates +1 into `field` on every row it sees, recording what it found on entry."""
 
-    accumulates = {"particles": ("force",)}
-
-    def __init__(self):
+    def __init__(self, field="force"):
+        self.field = field
+        self.accumulates = {"particles": (field,)}
         self.seen = []
 
     def run(self, world):
-        f = world.particles.with_ghosts("force")
+        f = world.particles.with_ghosts(self.field)
         self.seen.append(f.copy())
         f += 1.0
 
@@ -113,20 +113,6 @@ def test_reverse_field_zeroed_before_first_accumulation_only(rng):
         assert np.all(a == 0.0)
         # the second is not zeroed again: it sees the first one's contribution
         assert np.all(b == 1.0)
-
-
-class AddOneTorque(Probe):
-    """Accumulates +1 into torque on every row it sees, recording what it found on entry."""
-
-    accumulates = {"particles": ("torque",)}
-
-    def __init__(self):
-        self.seen = []
-
-    def run(self, world):
-        t = world.particles.with_ghosts("torque")
-        self.seen.append(t.copy())
-        t += 1.0
 
 
 class GarbageBoth(Garbage):
@@ -152,14 +138,14 @@ def _zero_lines(world):
 
 def test_a_tables_later_accumulators_are_zeroed_with_its_first(rng):
     world = periodic_world(rng)
-    force, torque = AddOne(), AddOneTorque()
+    force, torque = AddOne(), AddOne("torque")
     for s in (force, torque, GarbageBoth()):
         world.add_system(s)
     world.setup()
     lines, zeros = _zero_lines(world)
     # one zeroing pass, before the first accumulator, for both fields
     assert len(zeros) == 1 and lines[zeros[0]] == "zero particles.force, torque"
-    assert lines[zeros[0] + 1].startswith("AddOne ")
+    assert lines[zeros[0] + 1].startswith("AddOne [FORCES] accumulates particles.{force}")
     world.run(3)
     assert len(torque.seen) == 4  # set-up force pass + 3 steps
     for a, b in zip(force.seen, torque.seen):  # zeros on owned and ghost rows, not the garbage
@@ -169,13 +155,13 @@ def test_a_tables_later_accumulators_are_zeroed_with_its_first(rng):
 
 def test_a_field_declared_between_accumulators_is_zeroed_where_it_was(rng):
     world = periodic_world(rng)
-    for s in (AddOne(), ReadTorque(), AddOneTorque()):
+    for s in (AddOne(), ReadTorque(), AddOne("torque")):
         world.add_system(s)
     world.setup()
     lines, zeros = _zero_lines(world)
     # ReadTorque sees last step's torque (its declaration says so): torque's zero stays put
     assert [lines[k] for k in zeros] == ["zero particles.force", "zero particles.torque"]
-    assert lines[zeros[1] + 1].startswith("AddOneTorque")
+    assert lines[zeros[1] + 1].startswith("AddOne [FORCES] accumulates particles.{torque}")
 
 
 class WriteTemperature(Probe):
