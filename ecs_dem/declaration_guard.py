@@ -16,8 +16,10 @@ suite runs in it) the World wraps every ``System.run``:
 Worlds created without ``debug`` take ``ECS_DEM_DEBUG`` from the environment,
 else the module's ``DEFAULT``.
 
-A system may change a field it ``writes`` (any row) or ``accumulates`` into,
-and anything in a table it ``builds``. Reads are not checked. The copies make
+A system may change a field it ``writes`` (any row) or accumulates into
+(``accumulates``, ``accumulates_on_rank``: any row; ``accumulates_owned``:
+owned rows only, its ghost rows are compared as well), and anything in a
+table it ``builds``. Reads are not checked. The copies make
 a step several times slower: use it for tests and development, not
 production runs.
 """
@@ -28,6 +30,7 @@ import os
 import numpy as np
 
 from .errors import StateError
+from .system import ACCUMULATIONS
 
 
 class DeclarationError(StateError):
@@ -48,7 +51,7 @@ def debug_from_environment() -> bool:
 
 def _allowed(system) -> dict[str, set[str]]:
     allowed: dict[str, set[str]] = {}
-    for decl in (system.writes, system.accumulates, system.accumulates_on_rank):
+    for decl in [system.writes] + [getattr(system, label) for label in ACCUMULATIONS]:
         for tname, names in decl.items():
             allowed.setdefault(tname, set()).update(names)
     return allowed
@@ -70,11 +73,16 @@ class DeclarationGuard:
             free = allowed.get(tname, set())
             columns = {f: table.with_ghosts(f).view(np.uint8).copy()
                        for f in table.fields if f not in free}
-            saved[tname] = (table.epoch, table.n_owned, table.n_ghost, columns)
+            owned_only = set(system.accumulates_owned.get(tname, ())) - {
+                f for label in ("writes", "accumulates", "accumulates_on_rank")
+                for f in getattr(system, label).get(tname, ())}
+            ghosts = {f: table.with_ghosts(f)[table.n_owned:].view(np.uint8).copy()
+                      for f in owned_only}
+            saved[tname] = (table.epoch, table.n_owned, table.n_ghost, columns, ghosts)
         return saved
 
     def after(self, system, saved) -> None:
-        for tname, (epoch, n_owned, n_ghost, columns) in saved.items():
+        for tname, (epoch, n_owned, n_ghost, columns, ghosts) in saved.items():
             table = self.tables[tname]
             if (table.epoch, table.n_owned, table.n_ghost) != (epoch, n_owned, n_ghost):
                 raise DeclarationError(
@@ -88,6 +96,13 @@ class DeclarationGuard:
                     raise DeclarationError(
                         f"system {system.name} changed '{tname}.{f}' without declaring it: add "
                         f"it to {system.name}.{kind}")
+            for f, before in ghosts.items():
+                if not np.array_equal(table.with_ghosts(f)[n_owned:].view(np.uint8), before):
+                    raise DeclarationError(
+                        f"system {system.name} added into ghost rows of '{tname}.{f}', which it "
+                        "declares accumulates_owned (owned rows only): add a periodic image's "
+                        "share to its own row (Domain.home_rows), or declare the field "
+                        "accumulates_on_rank or accumulates")
 
 
 __all__ = ["DeclarationGuard", "DeclarationError", "debug_from_environment"]

@@ -218,6 +218,7 @@ class Domain:
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
         self._own_images: dict[str, tuple] = {}
+        self._home_rows: dict[str, tuple] = {}
         self._planned: dict[str, tuple] = {}  # table -> (epoch, owner rank per owned row)
         self._neighbours = None  # (ranks, graph communicator, cut planes they hold for)
         self._sort_grid_cache = None  # (subdomain and ghost width, the sort's grid)
@@ -757,6 +758,26 @@ class Domain:
         flag[:table.n_owned] = 1
         self._own_images[table.name] = (key, self._through_local_stages(table, flag))
         return flag
+
+    def home_rows(self, table: Table) -> np.ndarray:
+        """One int32 per row (owned, then ghost): the owned row a contribution to that row
+        belongs to on this rank. An owned row is its own home; a ghost row that is a periodic
+        image of an own row has that row (an image of an image too); a copy of another
+        rank's row has -1.
+
+        A system that adds its share for a row r into row ``home[r]`` when it is >= 0
+        touches owned rows only and declares ``accumulates_owned``: nothing waits in
+        ghost rows for a reverse (LAMMPS's ``newton off`` carried to periodic images of
+        a rank's own rows, without evaluating their pairs twice).
+        """
+        key = (table.epoch, table.n)
+        cached = self._home_rows.get(table.name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        home = np.full(table.n, -1, dtype=np.int32)
+        home[:table.n_owned] = np.arange(table.n_owned, dtype=np.int32)
+        self._home_rows[table.name] = (key, self._through_local_stages(table, home))
+        return home
 
     def _through_local_stages(self, table: Table, values: np.ndarray) -> np.ndarray:
         """`values` (one per row, owned then ghost; the ghosts' still unset) with each periodic

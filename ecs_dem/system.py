@@ -18,6 +18,11 @@ accumulates_on_rank
                this rank's own periodic images, never into copies of other
                ranks' rows (a pair across a rank boundary is evaluated on both
                sides): their reverse reduction stays on the rank, no message
+accumulates_owned
+               REVERSE fields added into owned rows only: a contribution meant for a
+               periodic image of an own row goes to that row directly
+               (``Domain.home_rows``). Zeroed before the first accumulation, never
+               reversed
 
 and ``builds``, a tuple of table names whose rows the system replaces
 (the neighbour search builds ``pairs``). In debug mode
@@ -43,6 +48,11 @@ class Stage(enum.IntEnum):
 
 
 Declaration = dict[str, tuple[str, ...]]
+#: the declaration attributes of a system, in the order ``describe`` prints them
+DECLARATIONS = ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_on_rank",
+                "accumulates_owned")
+#: the declarations of REVERSE fields a system adds into
+ACCUMULATIONS = ("accumulates", "accumulates_on_rank", "accumulates_owned")
 
 
 class System:
@@ -54,6 +64,7 @@ class System:
     writes: ClassVar[Declaration] = {}
     accumulates: ClassVar[Declaration] = {}
     accumulates_on_rank: ClassVar[Declaration] = {}
+    accumulates_owned: ClassVar[Declaration] = {}
     builds: ClassVar[tuple[str, ...]] = ()
     #: run only on steps divisible by ``every`` (FORCES and OUTPUT systems); 1 = every step.
     #: Set it before the system is added (the world reads it when its system list changes)
@@ -94,7 +105,7 @@ class System:
 
     def describe(self) -> str:
         parts = []
-        for label in ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_on_rank"):
+        for label in DECLARATIONS:
             decl = getattr(self, label)
             if decl:
                 txt = "; ".join(f"{t}.{{{', '.join(f)}}}" for t, f in decl.items())

@@ -54,7 +54,7 @@ from .domain import Box, Domain
 from .errors import InputError, StateError
 from .references import incidence, resolve_references
 from .soft_kill import SoftKill
-from .system import Stage, System
+from .system import ACCUMULATIONS, DECLARATIONS, Stage, System
 from .table import Halo, Table
 
 #: exit code of a multi-rank run ended by a StateError (World.run); drivers use it too
@@ -282,7 +282,7 @@ class World:
 
     # ----------------------------------------------------------- validation
     def _validate(self, s: System) -> None:
-        for label in ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_on_rank"):
+        for label in DECLARATIONS:
             for tname, names in getattr(s, label).items():
                 if tname not in self.tables:
                     raise InputError(
@@ -331,13 +331,16 @@ class World:
                     elif (tname, f) in pending_local:
                         ops.append(("reverse_local", tname, f))
                         pending_local.discard((tname, f))
-        for decl, local in ((s.accumulates, False), (s.accumulates_on_rank, True)):
+        for decl, reach in ((s.accumulates, "all"), (s.accumulates_on_rank, "local"),
+                            (s.accumulates_owned, "owned")):
             for tname, names in decl.items():
                 for f in names:
                     if (tname, f) not in zeroed:
                         ops.append(("zero", tname, f))
                         zeroed.add((tname, f))
-                    if not local:
+                    if reach == "owned":  # nothing in ghost rows to bring home
+                        continue
+                    if reach == "all":
                         pending.add((tname, f))
                         pending_local.discard((tname, f))
                     elif (tname, f) not in pending:
@@ -362,7 +365,7 @@ class World:
         """
         first: dict[tuple[str, str], int] = {}
         for k, s in enumerate(systems):
-            for decl in (s.accumulates, s.accumulates_on_rank):
+            for decl in (getattr(s, label) for label in ACCUMULATIONS):
                 for tname, names in decl.items():
                     for f in names:
                         if (tname, f) not in zeroed:
@@ -374,9 +377,8 @@ class World:
         for (tname, f), k in first.items():
             k0 = table_first[tname]
             if k > k0 and not any(
-                    tname in s.builds or any(f in decl.get(tname, ())
-                                             for decl in (s.reads, s.reads_ghosts, s.writes,
-                                                          s.accumulates, s.accumulates_on_rank))
+                    tname in s.builds or any(f in getattr(s, label).get(tname, ())
+                                             for label in DECLARATIONS)
                     for s in systems[k0:k]):
                 hoisted[k0].append((tname, f))
         return hoisted

@@ -61,3 +61,38 @@ def test_undeclared_structural_change_fails_and_debug_off_lets_it_pass():
 
 def test_the_suite_runs_in_debug_mode():
     assert World(Box((0, 0, 0), (1, 1, 1)), dt=1e-3).debug
+
+
+class ImageForce(System):
+    """Adds into the force of every ghost row (a periodic image), declaring `declaration`."""
+
+    stage = Stage.FORCES
+
+    def __init__(self, declaration):
+        setattr(self, declaration, {"particles": ("force",)})
+
+    def interaction_range(self, world):
+        return 0.2
+
+    def run(self, world):
+        p = world.particles
+        p.with_ghosts("force")[p.n_owned:] += 1.0
+
+
+def test_accumulating_into_ghost_rows_declared_owned_only_fails():
+    world = World(Box((0, 0, 0), (1, 1, 1), (True, True, True)), dt=1e-3, debug=True)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
+    add_particles(world, np.random.default_rng(1).uniform(0.05, 0.95, (40, 3)), 0.01)
+    world.add_system(ImageForce("accumulates_owned"))
+    with pytest.raises(DeclarationError, match=r"ImageForce added into ghost rows of "
+                                               r"'particles.force'.*accumulates_owned"):
+        world.run(1)
+
+
+def test_accumulating_into_ghost_rows_declared_on_rank_passes():
+    world = World(Box((0, 0, 0), (1, 1, 1), (True, True, True)), dt=1e-3, debug=True)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
+    add_particles(world, np.random.default_rng(1).uniform(0.05, 0.95, (40, 3)), 0.01)
+    world.add_system(ImageForce("accumulates_on_rank"))
+    world.run(1)
+    assert world.particles.n_ghost > 0

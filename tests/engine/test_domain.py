@@ -141,6 +141,22 @@ def test_reverse_sums_ghost_contributions_into_owners_exactly(rng):
     assert np.bincount(rows[n:]).max() >= 3
 
 
+@pytest.mark.parametrize("periodic", [(True, True, True), (True, False, True)])
+def test_home_rows_name_the_owned_row_of_every_periodic_image(rng, periodic):
+    dom, t = build(rng, periodic)
+    home = dom.home_rows(t)
+    assert home.dtype == np.int32 and home.shape == (t.n,)
+    np.testing.assert_array_equal(home[:t.n_owned], np.arange(t.n_owned))
+    # one rank: every ghost is an image of an own row, whose gid it carries
+    gid = t.with_ghosts("gid")
+    np.testing.assert_array_equal(home[t.n_owned:], t.rows_of(gid[t.n_owned:]))
+    # images of images (corners) find their owner too, not the image they were copied from
+    assert np.bincount(home[t.n_owned:]).max() >= (3 if all(periodic) else 2)
+    assert dom.home_rows(t) is home  # kept until the rows change
+    dom.rebuild(t)
+    assert dom.home_rows(t) is not home
+
+
 def test_zero_clears_owned_and_ghost_rows_of_the_named_fields_only(rng):
     dom, t = build(rng, (True, True, True))
 

@@ -259,11 +259,23 @@ def test_replayed_schedules_stay_correct_when_output_runs_only_some_steps(rng):
 class GhostOnlyForce(Probe):
     """Accumulates 1 into the x force of every ghost row and nothing into owned rows."""
 
-    accumulates = {"particles": ("force",)}
+    def __init__(self, declaration="accumulates"):
+        setattr(self, declaration, {"particles": ("force",)})
 
     def run(self, world):
         p = world.particles
         p.with_ghosts("force")[p.n_owned:, 0] += 1.0
+
+
+class ImageShareForce(Probe):
+    """Adds 1 into the x force of each ghost row's home row (an owned row; ``home_rows``)."""
+
+    accumulates_owned = {"particles": ("force",)}
+
+    def run(self, world):
+        p = world.particles
+        home = world.domain.home_rows(p)[p.n_owned:]
+        np.add.at(p.with_ghosts("force")[:, 0], home[home >= 0], 1.0)
 
 
 class ReadForce(Probe):
@@ -278,11 +290,26 @@ class ReadForce(Probe):
 
 
 @pytest.mark.parametrize("stage", [Stage.FORCES, Stage.INTEGRATE_SECOND])
-def test_reverse_reduction_before_owner_read(rng, stage):
+@pytest.mark.parametrize("adder, verb", [
+    (lambda: GhostOnlyForce("accumulates"), "reverse particles.force"),
+    (lambda: GhostOnlyForce("accumulates_on_rank"), "reverse_local particles.force"),
+    (ImageShareForce, None),
+])
+def test_reverse_reduction_before_owner_read(rng, stage, adder, verb):
+    """Each owner ends with one unit per periodic image of it: through the reverse its
+    declaration calls for, or (``accumulates_owned``) added at home with no reverse."""
     world = periodic_world(rng)
-    world.add_system(GhostOnlyForce())
+    world.add_system(adder())
     reader = world.add_system(ReadForce(stage))
     world.setup()
+    schedule = world.describe_schedule()
+    assert "zero particles.force" in schedule
+    reverses = [line.strip() for line in schedule.splitlines()
+                if line.strip().startswith("reverse")]
+    if verb is None:
+        assert reverses == []
+    else:
+        assert reverses and set(reverses) == {verb}
     p = world.particles
     assert p.n_ghost > 0
     # expected: each owner receives one unit per ghost image of it
