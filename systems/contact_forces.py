@@ -15,7 +15,12 @@ reduction of the particles' forces needs no message unless some other system
 adds into copies of other ranks' rows). The rank of the lower gid evaluates
 the pair from ``pairs``, the other from ``pair_mirrors``; both advance the
 same history from the same inputs. Pairs with a periodic image of a row of
-the same rank are evaluated once, as with ``newton=True`` everywhere.
+the same rank are evaluated once, and the image's share goes straight to its
+own row (``Domain.home_rows``): the system adds into owned rows only
+(``accumulates_owned``), so no reverse of forces runs unless another system
+adds into ghost rows. With ``newton=True`` every pair is evaluated once and
+every row, ghost or not, takes its own share (``accumulates``: a full reverse
+follows).
 """
 from __future__ import annotations
 
@@ -86,9 +91,9 @@ class ContactForces(System):
         else:
             self.reads["pair_mirrors"] = ("i", "j")
             self.writes["pair_mirrors"] = history
-            self.accumulates_on_rank = {"particles": ("force", "torque")}
+            self.accumulates_owned = {"particles": ("force", "torque")}
         self._bound = None
-        self._all_rows = np.ones(0, dtype=np.uint8)
+        self._all_rows = np.zeros(0, dtype=np.int32)
         self._calls_key = None
         self._calls = []
 
@@ -111,20 +116,21 @@ class ContactForces(System):
         self._scratch = PairScratch(self._kernels.COLUMNS)
         self._mirror_flags = PairScratch(0)  # the mirrors' history flags (buffers: _scratch's)
 
-    def _takes_force(self, world) -> np.ndarray:
-        """One byte per particle row: 1 where this system adds forces (module docstring)."""
+    def _home_rows(self, world) -> np.ndarray:
+        """Per particle row, the row that takes its share of a pair's force, -1 for none
+        (module docstring)."""
         if not self.newton:
-            return world.domain.own_images(world.particles)
+            return world.domain.home_rows(world.particles)
         n = world.particles.n
         if self._all_rows.size < n:
-            self._all_rows = np.ones(max(n, int(1.25 * self._all_rows.size)), dtype=np.uint8)
+            self._all_rows = np.arange(max(n, int(1.25 * self._all_rows.size)), dtype=np.int32)
         return self._all_rows
 
     def _kernel_calls(self, world) -> list:
         """Per list (pairs, then mirrors): its rows and the kernel's arguments up to the
-        history flags (views, history columns, flags, who takes forces), cached until some
-        table changes structurally (``Table.structure_version``): building them costs more
-        than the kernel on a few thousand particles."""
+        history flags (views, history columns, flags, the rows that take forces), cached until
+        some table changes structurally (``Table.structure_version``): building them costs
+        more than the kernel on a few thousand particles."""
         key = Table.structure_version
         if key != self._calls_key:
             p = world.particles
@@ -132,11 +138,11 @@ class ContactForces(System):
             bound = self._bound
             names = bound.function.history
             particle_arrays = p.views(CONTACT_READS, ghosts=True)
-            takes = self._takes_force(world)
+            home = self._home_rows(world)
             self._calls = [
                 (t.n_owned, (t.owned("i"), t.owned("j"), *particle_arrays, bound.parameters,
                              bound.constants, history_columns(t, names, t.n_owned),
-                             flags.flags(t, names), takes))
+                             flags.flags(t, names), home))
                 for t, flags in zip(lists, (self._scratch, self._mirror_flags))]
             self._calls_key = key
         return self._calls

@@ -93,7 +93,7 @@ def add_to_particle(force, torque, i, buf, t):
 
 @template("inline")
 def pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_velocity, radius, mass,
-               material, fixed, params, k, history, takes, update, dt, force, torque, buf):
+               material, fixed, params, k, history, home, update, dt, force, torque, buf):
     """Gather, evaluate (vectorised) and scatter the selected pairs sel[c0:c0 + count]."""
     C = CHUNK
     for t in range(count):
@@ -144,24 +144,28 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_veloc
         p = row(sel[c0 + t])
         i = row(pair_i[p])
         j = row(pair_j[p])
-        if takes[i]:
-            add_to_particle(force, torque, i, buf, t)
-        if takes[j]:
-            force[j, 0] -= buf[_FX * C + t]
-            force[j, 1] -= buf[_FY * C + t]
-            force[j, 2] -= buf[_FZ * C + t]
-            torque[j, 0] += buf[_TJ0 * C + t]
-            torque[j, 1] += buf[_TJ1 * C + t]
-            torque[j, 2] += buf[_TJ2 * C + t]
+        hi = home[i]
+        if hi >= 0:
+            add_to_particle(force, torque, row(hi), buf, t)
+        hj = home[j]
+        if hj >= 0:
+            h = row(hj)
+            force[h, 0] -= buf[_FX * C + t]
+            force[h, 1] -= buf[_FY * C + t]
+            force[h, 2] -= buf[_FZ * C + t]
+            torque[h, 0] += buf[_TJ0 * C + t]
+            torque[h, 1] += buf[_TJ1 * C + t]
+            torque[h, 2] += buf[_TJ2 * C + t]
         scatter_history(buf, t, history, p)  # noqa: F821
 
 
 @template("kernel")
 def pair_contacts(pair_i, pair_j, position, velocity, angular_velocity, radius, mass, material,
-                  fixed, params, consts, history, flags, takes, update, dt, force, torque, buf,
+                  fixed, params, consts, history, flags, home, update, dt, force, torque, buf,
                   sel):
-    """Accumulate the law's forces and torques of every touching pair into its rows i and j
-    where ``takes`` (one byte per particle row) is 1.
+    """Accumulate the law's forces and torques of every touching pair into rows home[i] and
+    home[j] (``home``: one int32 per particle row, -1 for a row that takes no share;
+    ``Domain.home_rows``).
 
     Rows i, j of ``pair_i``, ``pair_j`` index the particle arrays (owned and
     ghost rows); ``material`` (species per row) indexes ``params``. Pairs
@@ -191,7 +195,7 @@ def pair_contacts(pair_i, pair_j, position, velocity, angular_velocity, radius, 
         while m - c0 >= C or (k1 == n_pairs and m > c0):
             count = min(C, m - c0)
             pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_velocity,
-                       radius, mass, material, fixed, params, k, history, takes, update, dt,
+                       radius, mass, material, fixed, params, k, history, home, update, dt,
                        force, torque, buf)
             c0 += count
             touching += count

@@ -28,7 +28,7 @@ class Gravity(System):
 
     stage = Stage.FORCES
     reads = {"particles": ("mass", "fixed")}
-    accumulates_on_rank = {"particles": ("force",)}  # owned rows only
+    accumulates_owned = {"particles": ("force",)}
 
     def __init__(self, acceleration=(0.0, 0.0, -9.81)):
         self.acceleration = np.asarray(acceleration, dtype=np.float64).reshape(3)

@@ -391,6 +391,8 @@ class MultiContactForces(System):
         self.touching = 0
         self.touching_walls = 0
         self.late_contacts = 0
+        self._home_key = None
+        self._home = np.zeros(0, dtype=np.int32)
 
     @property
     def name(self) -> str:
@@ -448,14 +450,25 @@ class MultiContactForces(System):
             pairs.i, pairs.j, pairs.mc_displacement, g("position"), g("velocity"),
             g("angular_velocity"), g("radius"), g("mass"), g("species"), g("fixed"),
             bound.parameters, bound.constants, history_columns(pairs, names, pairs.n_owned),
-            s.flags(pairs, names), pairs.mc_listed, not world.setup_phase, world.dt, g("force"),
-            g("torque"), pairs.mc_force, pairs.mc_offset, s.buf, s.sel)
+            s.flags(pairs, names), pairs.mc_listed, self._home_rows(world), not world.setup_phase,
+            world.dt, g("force"), g("torque"), pairs.mc_force, pairs.mc_offset, s.buf, s.sel)
         self.late_contacts += int(late)
         self.touching = int(touching)
         self.touching_walls = 0
         if self.n_walls:
             self._walls(world)
             self.touching += self.touching_walls
+
+    def _home_rows(self, world) -> np.ndarray:
+        """Per particle row, the row that takes its share of a pair's force: the own row of a
+        periodic image of this rank's row (as ``ContactForces``, so gamma = 0 gives its
+        bits on one rank), else the row itself (copies of other ranks' rows, summed back by
+        the reverse)."""
+        home = world.domain.home_rows(world.particles)
+        if self._home_key is not home:
+            self._home = np.where(home >= 0, home, np.arange(home.size, dtype=np.int32))
+            self._home_key = home
+        return self._home
 
     def _walls(self, world) -> None:
         p, walls, k = world.particles, world.walls, self.n_walls

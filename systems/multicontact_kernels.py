@@ -86,9 +86,10 @@ def gather_motion(buf, t, velocity, angular_velocity, mass, i, vx, vy, vz):
 
 @template("inline")
 def pair_chunk(c0, count, sel, pair_i, pair_j, surface, position, velocity, angular_velocity,
-               radius, mass, material, fixed, params, k, history, update, dt, force, torque,
+               radius, mass, material, fixed, params, k, history, home, update, dt, force, torque,
                normal_force, buf):
-    """Gather, evaluate (vectorised) and scatter the selected pairs sel[c0:c0 + count]."""
+    """Gather, evaluate (vectorised) and scatter the selected pairs sel[c0:c0 + count] (a row's
+    share into row home[row])."""
     C = CHUNK
     for t in range(count):
         p = sel[c0 + t]
@@ -135,8 +136,8 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, surface, position, velocity, angu
         store_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
     for t in range(count):
         p = sel[c0 + t]
-        j = pair_j[p]
-        fx, fy, fz = add_to_particle(force, torque, pair_i[p], buf, t)
+        j = home[pair_j[p]]
+        fx, fy, fz = add_to_particle(force, torque, home[pair_i[p]], buf, t)
         force[j, 0] -= fx
         force[j, 1] -= fy
         force[j, 2] -= fz
@@ -149,9 +150,10 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, surface, position, velocity, angu
 
 @template("kernel")
 def pair_contacts(pair_i, pair_j, surface, position, velocity, angular_velocity, radius, mass,
-                  material, fixed, params, consts, history, flags, listed, update, dt, force,
-                  torque, normal_force, offset, buf, sel):
-    """Forces and torques of every pair whose deformed surfaces overlap, into both rows.
+                  material, fixed, params, consts, history, flags, listed, home, update, dt,
+                  force, torque, normal_force, offset, buf, sel):
+    """Forces and torques of every pair whose deformed surfaces overlap, into both rows (a
+    row's share into row home[row]: ``MultiContactForces._home_rows``).
 
     ``surface`` (pairs, 2): W_i, W_j of this step [m]. Writes ``normal_force``
     (the law's F_n, 0 apart) and ``offset`` (= surface) of every pair; resets
@@ -194,8 +196,8 @@ def pair_contacts(pair_i, pair_j, surface, position, velocity, angular_velocity,
         while m - c0 >= C or (k1 == n_pairs and m > c0):
             count = min(C, m - c0)
             pair_chunk(c0, count, sel, pair_i, pair_j, surface, position, velocity,
-                       angular_velocity, radius, mass, material, fixed, params, k, history, update,
-                       dt, force, torque, normal_force, buf)
+                       angular_velocity, radius, mass, material, fixed, params, k, history, home,
+                       update, dt, force, torque, normal_force, buf)
             c0 += count
             touching += count
         for t in range(m - c0):

@@ -33,7 +33,7 @@ class WallContacts(System):
     stage = Stage.FORCES
     reads = {"particles": ("position", "velocity", "angular_velocity", "radius", "mass", "species"),
              "walls": ("point", "normal", "velocity", "species")}
-    accumulates_on_rank = {"particles": ("force", "torque")}  # owned rows only
+    accumulates_owned = {"particles": ("force", "torque")}
 
     def __init__(self, law, check_time_step: bool = True):
         self.law = law

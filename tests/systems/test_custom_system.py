@@ -22,7 +22,7 @@ def linear_drag(velocity, coefficient, force):
 class Drag(System):
     stage = Stage.FORCES
     reads = {"particles": ("velocity",)}
-    accumulates = {"particles": ("force",)}
+    accumulates_owned = {"particles": ("force",)}  # owned rows only: nothing to sum back
 
     def __init__(self, coefficient):
         self.coefficient = coefficient
