@@ -108,3 +108,23 @@ def test_fused_local_copies_run_in_order_with_a_shift_per_row(shift_column):
         for k, (s_, d) in enumerate(zip(src, dst)):
             e[d] = e[s_] + (shift[k, :e.shape[1]] if j == shift_column else 0.0)
         np.testing.assert_array_equal(cols[j], e)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 17])
+def test_max_displacement_sq_is_numpys_maximum_and_first_non_finite_row(n):
+    rng = np.random.default_rng(n)
+    reference = rng.uniform(-1, 1, (n, 3))
+    position = reference + rng.normal(0, 1e-3, (n, 3))
+    expected = float(((position - reference) ** 2).sum(axis=1).max()) if n else 0.0
+    assert hk.max_displacement_sq(position, reference) == (expected, -1)
+    if n < 3:
+        return
+    for first, later in ((n - 1, None), (1, n - 1)):  # the first bad row wins, max of the rest
+        bad = position.copy()
+        bad[first, 2] = np.nan
+        if later is not None:
+            bad[later, 0] = np.inf
+        finite = np.isfinite(bad).all(axis=1)
+        worst, row = hk.max_displacement_sq(bad, reference)
+        assert row == first
+        assert worst == float(((bad - reference)[finite] ** 2).sum(axis=1).max())
