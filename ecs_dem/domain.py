@@ -217,6 +217,7 @@ class Domain:
         self._anchor_rows: dict[str, np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
         self._epoch: dict[str, int] = {}
+        self._reports: dict[str, tuple] = {}  # table -> (epoch, n_owned, worst_sq, bad)
         self._own_images: dict[str, tuple] = {}
         self._home_rows: dict[str, tuple] = {}
         self._planned: dict[str, tuple] = {}  # table -> (epoch, owner rank per owned row)
@@ -254,19 +255,43 @@ class Domain:
                     f"length along {'xyz'[a]} ({L[a]:g} m): enlarge the box or reduce the skin")
         self.decomposition.check_width(w)
 
-    def needs_rebuild(self, table: Table) -> bool:
+    def displacement_reference(self, table: Table) -> np.ndarray | None:
+        """The owned rows' positions at the last rebuild, for a system that moves them and
+        reports the rebuild check on the way (``report_displacement``); None when the table
+        changed structurally since (rows added, removed, re-ordered: a rebuild is due)."""
+        ref = self._reference.get(table.name)
+        if ref is None or ref.shape[0] != table.n_owned or self._epoch.get(table.name) != table.epoch:
+            return None
+        return ref
+
+    def report_displacement(self, table: Table, worst_sq: float, bad: int) -> None:
+        """The rebuild check of this step, computed by the system that moved the rows
+        (``System.reports_displacement``): the largest squared displacement of an owned row
+        since ``displacement_reference`` and the first non-finite row (-1 if none), as
+        ``halo_kernels.fold_displacement`` folds them. ``needs_rebuild(table, reported=True)``
+        takes it instead of its own pass over the rows (one pass less over the positions)."""
+        self._reports[table.name] = (table.epoch, table.n_owned, worst_sq, bad)
+
+    def needs_rebuild(self, table: Table, reported: bool = False) -> bool:
         """True when some owned row (on this rank) moved more than half the skin since the last
         rebuild, or the table changed structurally (rows added, removed, re-ordered).
 
+        `reported`: the world knows that the last system to move the rows reports the check
+        (``report_displacement``); its report of this step, if there is one, stands for the
+        pass over the rows. A report is used by the next check only.
         Raises :class:`StateError` naming the first row whose position is not finite.
         The world combines the answers of all ranks.
         """
         self._checks_since_balance += 1
         self._planned.pop(table.name, None)  # a plan holds for the rebuild of its own step only
-        ref = self._reference.get(table.name)
-        if ref is None or ref.shape[0] != table.n_owned or self._epoch.get(table.name) != table.epoch:
+        report = self._reports.pop(table.name, None) if self._reports else None
+        ref = self.displacement_reference(table)
+        if ref is None:
             return True  # rows were added, removed or re-ordered since the last rebuild
-        worst, bad = hk.max_displacement_sq(table.position, ref)
+        if reported and report is not None and report[:2] == (table.epoch, ref.shape[0]):
+            worst, bad = report[2], report[3]
+        else:
+            worst, bad = hk.max_displacement_sq(table.position, ref)
         if bad >= 0:
             raise StateError(
                 f"{table.name}: gid {int(table.gid[bad])} has a non-finite position "

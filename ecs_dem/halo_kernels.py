@@ -4,7 +4,7 @@ Pure functions over arrays; the domain decides which rows go where.
 """
 import numpy as np
 
-from .jit import kernel, row
+from .jit import inline, kernel, row
 
 
 @kernel
@@ -39,21 +39,31 @@ def wrap_periodic(position, lo, length, periodic):
                     position[i, a] = x
 
 
+@inline
+def fold_displacement(position, reference, i, worst, bad):
+    """(worst, bad) with row i folded in: the largest squared displacement since `reference`
+    and the first non-finite row (-1 if none). One row of ``max_displacement_sq``, for a
+    kernel that moves rows and reports the rebuild check on the way
+    (``System.reports_displacement``)."""
+    d2 = 0.0
+    for a in range(3):
+        d = position[i, a] - reference[i, a]
+        d2 += d * d
+    if not np.isfinite(d2):
+        if bad < 0:
+            bad = i
+    elif d2 > worst:
+        worst = d2
+    return worst, bad
+
+
 @kernel
 def max_displacement_sq(position, reference):
     """Largest squared displacement since `reference`, and the first non-finite row (-1 if none)."""
     worst = 0.0
     bad = -1
     for i in range(position.shape[0]):
-        d2 = 0.0
-        for a in range(3):
-            d = position[i, a] - reference[i, a]
-            d2 += d * d
-        if not np.isfinite(d2):
-            if bad < 0:
-                bad = i
-        elif d2 > worst:
-            worst = d2
+        worst, bad = fold_displacement(position, reference, i, worst, bad)
     return worst, bad
 
 

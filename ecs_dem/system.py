@@ -27,6 +27,14 @@ accumulates_owned
 and ``builds``, a tuple of table names whose rows the system replaces
 (the neighbour search builds ``pairs``). In debug mode
 (``ecs_dem.declaration_guard``) a system that changes anything else fails.
+
+``reports_displacement``, a tuple of spatial tables whose rebuild check an
+INTEGRATE_FIRST system computes as it moves their rows: its ``run`` passes
+``world.domain.report_displacement(table, worst_sq, bad)`` the largest squared
+displacement of an owned row since ``world.domain.displacement_reference(table)``
+and the first non-finite row (``halo_kernels.fold_displacement`` per row). When
+it is the last INTEGRATE_FIRST system that writes the table's ``position``, the
+world's rebuild check takes the report instead of a pass over the rows.
 """
 from __future__ import annotations
 
@@ -66,6 +74,8 @@ class System:
     accumulates_on_rank: ClassVar[Declaration] = {}
     accumulates_owned: ClassVar[Declaration] = {}
     builds: ClassVar[tuple[str, ...]] = ()
+    #: spatial tables whose rebuild check this system reports (module docstring)
+    reports_displacement: ClassVar[tuple[str, ...]] = ()
     #: run only on steps divisible by ``every`` (FORCES and OUTPUT systems); 1 = every step.
     #: Set it before the system is added (the world reads it when its system list changes)
     every: int = 1
@@ -112,4 +122,6 @@ class System:
                 parts.append(f"{label} {txt}")
         if self.builds:
             parts.append(f"builds {', '.join(self.builds)}")
+        if self.reports_displacement:
+            parts.append(f"reports_displacement {', '.join(self.reports_displacement)}")
         return f"{self.name} [{self.stage.name}] " + " | ".join(parts)

@@ -6,7 +6,9 @@ inserts from the systems' declarations::
     step += 1
     INTEGRATE_FIRST systems            half kick + drift (owned rows)
     time += dt                         (force systems see the time of the positions)
-    domain: if some row moved > skin/2 since the last rebuild (or NaN: error),
+    domain: if some row moved > skin/2 since the last rebuild (or NaN: error;
+        measured by the last system that moved the rows where it reports it,
+        ``System.reports_displacement``, else by a pass over them),
         or an anchored table changed structurally, or a system asked for it
         (``request_rebuild``):
         reverse pending accumulators, wrap periodic positions and fix each
@@ -222,6 +224,21 @@ class World:
             systems = tuple(s for s in self.systems if s.stage == stage)
             got = self._by_stage[stage] = (systems, tuple(
                 (s, int(s.every)) for s in systems if int(s.every) > 1))
+        return got
+
+    def _reported_tables(self) -> frozenset:
+        """Tables whose rebuild check the last INTEGRATE_FIRST system that writes their
+        ``position`` reports (``System.reports_displacement``), kept until the system list
+        changes: a system after the reporter that moved rows would make the report stale."""
+        got = self._by_stage.get("reported")
+        if got is None:
+            last_writer = {}
+            for s in self.systems_in(Stage.INTEGRATE_FIRST):
+                for table, fields in s.writes.items():
+                    if "position" in fields:
+                        last_writer[table] = s
+            got = self._by_stage["reported"] = frozenset(
+                table for table, s in last_writer.items() if table in s.reports_displacement)
         return got
 
     def spatial_tables(self) -> tuple[Table, ...]:
@@ -619,7 +636,9 @@ class World:
         self._run_systems(self.systems_in(Stage.INTEGRATE_FIRST))
         attributes["time"] += self.dt  # the positions are now at the new time
         t0 = _time.perf_counter()
-        rebuild = any([self.domain.needs_rebuild(t) for t in self.spatial_tables()])
+        reported = self._reported_tables()
+        rebuild = any([self.domain.needs_rebuild(t, t.name in reported)
+                       for t in self.spatial_tables()])
         rebuild = rebuild or self._references_stale() or self._rebuild_requested
         stop = self._kill.signal or 0 if self._kill is not None else 0
         if self.comm.size > 1:  # one reduction answers both: rebuild anywhere? stop anywhere?

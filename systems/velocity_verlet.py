@@ -3,7 +3,10 @@
 First half (INTEGRATE_FIRST): v += dt/2 F/m; x += dt v; w += dt/2 T/I.
 Second half (INTEGRATE_SECOND): v += dt/2 F/m; w += dt/2 T/I.
 Fixed rows feel no force: they move at their own (prescribed) velocity,
-x += dt v, which is zero for a particle that stays put. A row of zero
+x += dt v, which is zero for a particle that stays put. The first half
+reports the domain's rebuild check as it drifts the rows (the largest
+squared displacement since the last rebuild, ``System.reports_displacement``):
+one pass over the positions instead of two. A row of zero
 inertia has no rotational freedom (a membrane vertex: a material point of
 the sheet, not a ball): torques on it are dropped and its angular
 velocity keeps its value (zero). Symplectic and
@@ -12,24 +15,37 @@ round-off.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ecs_dem.halo_kernels import fold_displacement
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 
 
 @kernel
-def kick_drift(position, velocity, angular_velocity, force, torque, mass, inertia, fixed, dt):
+def kick_drift(position, velocity, angular_velocity, force, torque, mass, inertia, fixed, dt,
+               reference):
+    """The first half on every row. With `reference` (the positions at the last rebuild, one
+    row per row) returns the rebuild check of the new positions, (largest squared
+    displacement in m^2, first non-finite row or -1); with an empty one (0.0, -1)."""
     half = 0.5 * dt
+    check = reference.shape[0] == mass.size
+    worst = 0.0
+    bad = -1
     for i in range(mass.size):
         if fixed[i]:  # prescribed motion: its own velocity (zero for a particle at rest)
             for a in range(3):
                 position[i, a] += dt * velocity[i, a]
-            continue
-        dtfm = half / mass[i]
-        dtfi = half / inertia[i] if inertia[i] > 0.0 else 0.0
-        for a in range(3):
-            velocity[i, a] += dtfm * force[i, a]
-            position[i, a] += dt * velocity[i, a]
-            angular_velocity[i, a] += dtfi * torque[i, a]
+        else:
+            dtfm = half / mass[i]
+            dtfi = half / inertia[i] if inertia[i] > 0.0 else 0.0
+            for a in range(3):
+                velocity[i, a] += dtfm * force[i, a]
+                position[i, a] += dt * velocity[i, a]
+                angular_velocity[i, a] += dtfi * torque[i, a]
+        if check:
+            worst, bad = fold_displacement(position, reference, i, worst, bad)
+    return worst, bad
 
 
 @kernel
@@ -45,6 +61,7 @@ def kick(velocity, angular_velocity, force, torque, mass, inertia, fixed, dt):
             angular_velocity[i, a] += dtfi * torque[i, a]
 
 
+NO_REFERENCE = np.zeros((0, 3))
 FIRST_HALF = ("position", "velocity", "angular_velocity", "force", "torque", "mass", "inertia",
               "fixed")
 SECOND_HALF = ("velocity", "angular_velocity", "force", "torque", "mass", "inertia", "fixed")
@@ -54,9 +71,15 @@ class IntegrateFirstHalf(System):
     stage = Stage.INTEGRATE_FIRST
     reads = {"particles": ("force", "torque", "mass", "inertia", "fixed")}
     writes = {"particles": ("position", "velocity", "angular_velocity")}
+    reports_displacement = ("particles",)
 
     def run(self, world) -> None:
-        kick_drift(*world.particles.views(FIRST_HALF), world.dt)
+        p = world.particles
+        reference = world.domain.displacement_reference(p)
+        worst, bad = kick_drift(*p.views(FIRST_HALF), world.dt,
+                                NO_REFERENCE if reference is None else reference)
+        if reference is not None:
+            world.domain.report_displacement(p, worst, bad)
 
 
 class IntegrateSecondHalf(System):

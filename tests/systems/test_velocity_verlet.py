@@ -9,7 +9,7 @@ from ecs_dem.components.membranes import add_membrane
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import KIND_MEMBRANE_VERTEX, add_particles, create_particle_table
 from ecs_dem.components.species import add_species
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.velocity_verlet import NO_REFERENCE, kick_drift, velocity_verlet
 
 TORQUE = np.array([1e-6, -2e-6, 3e-6])  # N m
 
@@ -59,3 +59,40 @@ def test_membrane_vertices_get_no_rotational_freedom():
     assert vertices.sum() > 4
     assert np.all(p.inertia[:p.n_owned][vertices] == 0.0)
     assert np.all(p.mass[:p.n_owned][vertices] > 0.0)
+
+
+def first_half_rows(rng, n):
+    return (rng.normal(size=(n, 3)), rng.normal(size=(n, 3)), rng.normal(size=(n, 3)),
+            rng.normal(size=(n, 3)), rng.normal(size=(n, 3)), rng.uniform(1.0, 2.0, n),
+            rng.uniform(0.0, 1.0, n), rng.random(n) < 0.2)
+
+
+@pytest.mark.parametrize("n", [1, 7, 500])
+def test_first_half_reports_numpys_largest_squared_displacement_of_the_drifted_rows(n):
+    rng = np.random.default_rng(n)
+    rows = first_half_rows(rng, n)
+    reference = rows[0] + rng.normal(scale=0.1, size=(n, 3))
+    expected_rows = tuple(a.copy() for a in rows)
+    worst, bad = kick_drift(*rows, 1e-2, reference)
+    kick_drift(*expected_rows, 1e-2, NO_REFERENCE)  # the same update without the check
+    for got, want in zip(rows, expected_rows):
+        assert np.array_equal(got, want)
+    assert bad == -1
+    assert worst == np.max(np.sum((rows[0] - reference) ** 2, axis=1))
+
+
+def test_first_half_reports_the_first_non_finite_row_and_the_largest_finite_displacement():
+    rng = np.random.default_rng(3)
+    rows = first_half_rows(rng, 40)
+    rows[3][[9, 25]] = np.inf  # force: the velocity and then the position become non-finite
+    rows[7][[9, 25]] = False
+    reference = rows[0].copy()
+    worst, bad = kick_drift(*rows, 1e-2, reference)
+    finite = np.all(np.isfinite(rows[0]), axis=1)
+    assert bad == 9 and not finite[9] and not finite[25] and finite.sum() == 38
+    assert worst == np.max(np.sum((rows[0] - reference)[finite] ** 2, axis=1))
+
+
+def test_first_half_without_a_reference_reports_nothing():
+    rows = first_half_rows(np.random.default_rng(4), 10)
+    assert kick_drift(*rows, 1e-2, NO_REFERENCE) == (0.0, -1)
