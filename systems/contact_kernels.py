@@ -258,7 +258,8 @@ def wall_chunk(c0, count, sel, n_walls, position, velocity, angular_velocity, ra
 @template("kernel")
 def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, material, attached,
                   wall_point, wall_normal, wall_velocity, wall_material, params, consts, history,
-                  flags, update, dt, force, torque, wall_force, buf, sel):
+                  flags, update, dt, force, torque, wall_force, buf, sel, near_margin, near_start,
+                  near_rows, build):
     """The law's contacts of owned particles with planar walls.
 
     The wall is the partner: d = h n from the plane to the centre (h the
@@ -272,6 +273,14 @@ def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, m
     (n_walls, 3) receives the force of the particles on each wall. Walls are
     swept one at a time (each particle still meets its walls in wall order
     and each wall its particles in row order). Returns the touching count.
+
+    Near list (``systems.wall_contacts`` keeps it valid): with ``build``
+    every owned row is swept and ``near_rows[near_start[w]:near_start[w + 1]]``
+    receives, in row order, the rows whose gap ri - h to wall w exceeds
+    ``-near_margin`` (capacity n_owned * n_walls; ``near_start`` n_walls + 1);
+    without, only those rows are swept. A row left out has no contact and a
+    cleared flag after the build's sweep, so both sweeps select the same
+    contacts in the same order: the same forces and history, bit for bit.
     """
     C = CHUNK
     k = load_constants(consts)  # noqa: F821
@@ -279,6 +288,7 @@ def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, m
     n_walls = wall_point.shape[0]
     gap = buf[COLUMNS * C:]  # noqa: F821
     m = 0
+    listed = 0
     for w in range(n_walls):
         nx = wall_normal[w, 0]
         ny = wall_normal[w, 1]
@@ -286,33 +296,53 @@ def wall_contacts(n_owned, position, velocity, angular_velocity, radius, mass, m
         px = wall_point[w, 0]
         py = wall_point[w, 1]
         pz = wall_point[w, 2]
-        for i0 in range(0, n_owned, BLOCK):
-            i1 = min(i0 + BLOCK, n_owned)
-            for i in range(i0, i1):  # overlap radius - h, vectorised
-                gap[i - i0] = radius[i] - ((position[i, 0] - px) * nx + (position[i, 1] - py) * ny
-                                           + (position[i, 2] - pz) * nz)
-            for i in range(i0, i1):
+        if build:
+            near_start[w] = listed
+        first = near_start[w]
+        candidates = n_owned if build else near_start[w + 1] - first
+        for k0 in range(0, candidates, BLOCK):
+            k1 = min(k0 + BLOCK, candidates)
+            if build:
+                for i in range(k0, k1):  # overlap radius - h, vectorised
+                    gap[i - k0] = radius[i] - ((position[i, 0] - px) * nx
+                                               + (position[i, 1] - py) * ny
+                                               + (position[i, 2] - pz) * nz)
+                for i in range(k0, k1):  # branch-free append
+                    near_rows[listed] = i
+                    listed += np.int64(gap[i - k0] > -near_margin)
+            else:
+                for q in range(k0, k1):
+                    i = row(near_rows[first + q])
+                    gap[q - k0] = radius[i] - ((position[i, 0] - px) * nx
+                                               + (position[i, 1] - py) * ny
+                                               + (position[i, 2] - pz) * nz)
+            for q in range(k0, k1):
+                i = q if build else near_rows[first + q]
                 if attached[i] == w:
-                    gap[i - i0] = -1.0
-            for i in range(i0, i1):
+                    gap[q - k0] = -1.0
                 c = i * n_walls + w
-                touch = gap[i - i0] > 0.0
+                touch = gap[q - k0] > 0.0
                 if touch or flags[c]:  # few: most particles are far from each wall
                     if not touch:
                         reset_history(history, c)  # noqa: F821
                     flags[c] = np.uint8(touch)
                     sel[m] = c
                     m += np.int64(touch)
-            last = w == n_walls - 1 and i1 == n_owned
             c0 = 0
-            while m - c0 >= C or (last and m > c0):
-                count = min(C, m - c0)
-                wall_chunk(c0, count, sel, n_walls, position, velocity, angular_velocity, radius,
+            while m - c0 >= C:
+                wall_chunk(c0, C, sel, n_walls, position, velocity, angular_velocity, radius,
                            mass, material, wall_point, wall_normal, wall_velocity, wall_material,
                            params, k, history, update, dt, force, torque, wall_force, buf)
-                c0 += count
-                touching += count
+                c0 += C
             for t in range(m - c0):
                 sel[t] = sel[c0 + t]
             m -= c0
+            touching += c0
+    if build:
+        near_start[n_walls] = listed
+    if m > 0:
+        wall_chunk(0, m, sel, n_walls, position, velocity, angular_velocity, radius, mass,
+                   material, wall_point, wall_normal, wall_velocity, wall_material, params, k,
+                   history, update, dt, force, torque, wall_force, buf)
+        touching += m
     return touching

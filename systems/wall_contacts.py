@@ -8,12 +8,24 @@ wall, summed over ranks. A particle attached to a wall
 platen) moves with it and does not touch it. Walls move by their mode (velocity, servo): if the
 world has no ``WallMotion`` system, set-up adds one, so a moving wall never
 stands still for want of a system.
+
+Near lists: a step tests only the particles that were within ``2 skin`` of a
+wall's plane (gap r - h > -2 skin) when the list was built, by a sweep over
+every owned particle. The list is built again after every domain rebuild or
+structural change, and when a wall has moved more than ``skin`` along its
+normal (or turned) since. In between, a particle moves less than ``skin``
+(less than skin/2 from the domain's reference at both ends: the rebuild
+rule) and the wall less than ``skin``, so a particle left out has gap < 0 and
+no contact. Both sweeps select the same contacts in the same order, so the
+forces are the same bit for bit (``contact_kernels.wall_contacts``); LAMMPS's
+``fix wall/gran`` tests every particle every step.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ecs_dem.errors import InputError
+from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Table
 
@@ -25,6 +37,21 @@ from .wall_motion import ensure_wall_motion
 
 
 PARTICLE_ARRAYS = ("position", "velocity", "angular_velocity", "radius", "mass", "species")
+
+
+@kernel
+def walls_within(point, normal, then, limit):
+    """Whether every wall is within `limit` (m) of where it was, along its normal, and has not
+    turned: `then` holds the points and normals of that time."""
+    for w in range(point.shape[0]):
+        moved = 0.0
+        for a in range(3):
+            if normal[w, a] != then[1, w, a]:
+                return False
+            moved += (point[w, a] - then[0, w, a]) * normal[w, a]
+        if not abs(moved) <= limit:
+            return False
+    return True
 
 
 class WallContacts(System):
@@ -67,6 +94,11 @@ class WallContacts(System):
         ws = world.walls.species
         self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
         self._on_walls = np.zeros((self.n_walls, 3))  # this rank's force on each wall
+        self._near_start = np.zeros(self.n_walls + 1, dtype=np.int64)
+        self._near_rows = np.zeros(0, dtype=np.int64)
+        self._near_key = None  # (structure version, rebuild count) the list was built at
+        self._near_walls = np.zeros((2, self.n_walls, 3))  # wall points and normals then
+        self.near_builds = 0
         ensure_wall_motion(world)
 
     @staticmethod
@@ -93,6 +125,21 @@ class WallContacts(System):
             self._arguments_key = key
         return self._arguments
 
+    def _near_list_stale(self, world, point, normal) -> bool:
+        """Whether the near list must be built again (module docstring); if so, note the
+        state it is built at and make room for it."""
+        key = (Table.structure_version, world.domain.rebuild_count)
+        if key == self._near_key and walls_within(point, normal, self._near_walls, world.skin):
+            return False
+        self._near_key = key
+        self._near_walls[0] = point
+        self._near_walls[1] = normal
+        n = world.particles.n_owned * self.n_walls
+        if self._near_rows.size < n:
+            self._near_rows = np.zeros(max(n, int(1.25 * self._near_rows.size)), dtype=np.int64)
+        self.near_builds += 1
+        return True
+
     def run(self, world) -> None:
         walls = world.walls
         if walls.n_owned != self.n_walls:
@@ -100,7 +147,9 @@ class WallContacts(System):
         s = self._scratch
         force, torque = world.particles.views(("force", "torque"))
         self._on_walls[...] = 0.0
+        arguments = self._kernel_arguments(world)
+        build = self._near_list_stale(world, walls.point, walls.normal)
         self.touching = self._kernels.wall_contacts(
-            *self._kernel_arguments(world), not world.setup_phase, world.dt, force, torque,
-            self._on_walls, s.buf, s.sel)
+            *arguments, not world.setup_phase, world.dt, force, torque, self._on_walls, s.buf,
+            s.sel, 2.0 * world.skin, self._near_start, self._near_rows, build)
         walls.force[...] = world.comm.sum(self._on_walls)

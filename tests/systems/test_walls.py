@@ -223,3 +223,62 @@ def test_a_particle_attached_to_a_wall_does_not_touch_it():
     assert world.walls.force[0, 2] == pytest.approx(-expected, rel=1e-12)
     world.run(10)
     assert p.position[p.rows_of([1])[0], 2] == pytest.approx(0.5 * R + 10 * 1e-7 * 0.1, rel=1e-12)
+
+
+class FullSweep(WallContacts):
+    """WallContacts sweeping every particle at every step: the reference for the near lists."""
+
+    def _near_list_stale(self, world, point, normal):
+        super()._near_list_stale(world, point, normal)
+        return True
+
+
+def closing_in(contacts, rng):
+    """Grains falling slowly onto the floor from up to 40 skins above it, and an oblique wall
+    (velocity mode, 2 m/s) closing in on another layer at rest: the wall crosses many skins
+    between domain rebuilds before it pushes the grains, then contacts begin both from the
+    grains' motion and from the wall's."""
+    skin = 2e-5
+    world = make_world(**BOX, dt=2e-6, skin=skin, material=dict(
+        youngs_modulus=E, poisson_ratio=NU, density=2500.0, restitution=0.3, friction=0.5))
+    add_wall(world, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
+    normal = np.array([0.3, 0.0, -1.0]) / math.hypot(0.3, 1.0)
+    add_wall(world, (0.0, 0.0, 0.02), normal, mode="velocity", velocity=2.0 * normal)
+    n = 120
+    xy = np.stack([np.arange(n) % 12, np.arange(n) // 12], axis=1) * 3 * R - 0.016
+    floor = np.column_stack([xy, R + rng.uniform(0.0, 12 * skin, n)])
+    h = R + rng.uniform(0.0, 40 * skin, n)  # gaps of up to 40 skins to the plane
+    under_wall = np.column_stack([xy, 0.02 + (h - xy[:, 0] * normal[0]) / normal[2]])
+    add_particles(world, np.vstack([floor, under_wall]), R,
+                  velocity=np.vstack([np.column_stack([np.zeros((n, 2)), -rng.uniform(0.0, 0.1, n)]),
+                                      np.zeros((n, 3))]))
+    add_standard_systems(world, contacts.law, contacts)
+    world.add_system(WallMotion())
+    return world
+
+
+def test_near_lists_select_the_full_sweeps_contacts_bit_for_bit():
+    """The near lists (wall_contacts module docstring) change which particles a step tests,
+    never the result: positions, velocities, spins and the walls' forces equal a run that
+    sweeps every particle at every step, to the last bit, while contacts begin between
+    domain rebuilds and the oblique wall moves far enough to rebuild the lists by itself."""
+    listed, full = WallContacts(HertzMindlinLaw()), FullSweep(HertzMindlinLaw())
+    worlds = [closing_in(c, np.random.default_rng(8)) for c in (listed, full)]
+    began = most = 0
+    for step in range(400):
+        before = listed.touching
+        for world in worlds:
+            world.step_once()
+        assert listed.touching == full.touching
+        began += max(listed.touching - before, 0)
+        most = max(most, listed.touching)
+    a, b = (w.particles for w in worlds)
+    for f in ("position", "velocity", "angular_velocity"):
+        assert np.array_equal(getattr(a, f), getattr(b, f))
+    assert np.array_equal(worlds[0].walls.force, worlds[1].walls.force)
+    assert began > 50 and most > 10
+    rebuilds = worlds[0].domain.rebuild_count
+    assert rebuilds > 3  # the grains moved past the skin: the lists were built anew
+    assert listed.near_builds > rebuilds  # and the wall moved past it between rebuilds
+    assert listed.near_builds < 300  # many steps used the lists
+    assert listed._near_start[-1] < 0.5 * len(a.position)  # entries: grains near either wall
