@@ -16,7 +16,8 @@ structural change, and when a wall has moved more than ``skin`` along its
 normal (or turned) since. In between, a particle moves less than ``skin``
 (less than skin/2 from the domain's reference at both ends: the rebuild
 rule) and the wall less than ``skin``, so a particle left out has gap < 0 and
-no contact. Both sweeps select the same contacts in the same order, so the
+no contact. Radii change only with a domain rebuild (the pair lists need it
+too: GrowRadii asks for one). Both sweeps select the same contacts in the same order, so the
 forces are the same bit for bit (``contact_kernels.wall_contacts``); LAMMPS's
 ``fix wall/gran`` tests every particle every step.
 """
