@@ -17,9 +17,10 @@ normal (or turned) since. In between, a particle moves less than ``skin``
 (less than skin/2 from the domain's reference at both ends: the rebuild
 rule) and the wall less than ``skin``, so a particle left out has gap < 0 and
 no contact. Radii change only with a domain rebuild (the pair lists need it
-too: GrowRadii asks for one). Both sweeps select the same contacts in the same order, so the
-forces are the same bit for bit (``contact_kernels.wall_contacts``); LAMMPS's
-``fix wall/gran`` tests every particle every step.
+too: GrowRadii asks for one). Both sweeps select the same contacts in the
+same order, so the forces are the same bit for bit
+(``contact_kernels.wall_contacts``); LAMMPS's ``fix wall/gran`` tests every
+particle every step.
 """
 from __future__ import annotations
 

@@ -249,9 +249,9 @@ def closing_in(contacts, rng):
     floor = np.column_stack([xy, R + rng.uniform(0.0, 12 * skin, n)])
     h = R + rng.uniform(0.0, 40 * skin, n)  # gaps of up to 40 skins to the plane
     under_wall = np.column_stack([xy, 0.02 + (h - xy[:, 0] * normal[0]) / normal[2]])
+    falling = np.column_stack([np.zeros((n, 2)), -rng.uniform(0.0, 0.1, n)])
     add_particles(world, np.vstack([floor, under_wall]), R,
-                  velocity=np.vstack([np.column_stack([np.zeros((n, 2)), -rng.uniform(0.0, 0.1, n)]),
-                                      np.zeros((n, 3))]))
+                  velocity=np.vstack([falling, np.zeros((n, 3))]))
     add_standard_systems(world, contacts.law, contacts)
     world.add_system(WallMotion())
     return world
@@ -265,7 +265,7 @@ def test_near_lists_select_the_full_sweeps_contacts_bit_for_bit():
     listed, full = WallContacts(HertzMindlinLaw()), FullSweep(HertzMindlinLaw())
     worlds = [closing_in(c, np.random.default_rng(8)) for c in (listed, full)]
     began = most = 0
-    for step in range(400):
+    for _ in range(400):
         before = listed.touching
         for world in worlds:
             world.step_once()
