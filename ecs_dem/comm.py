@@ -22,6 +22,22 @@ import numpy as np
 #: seconds a rank waits after printing its error before MPI_Abort (the launcher forwards it)
 _FORWARD_GRACE_S = 0.5
 
+#: Transport settings read once by MPI_Init, set unless the user set them. Debian's MPICH is
+#: built on ch4:ucx, and UCX switches from its eager copy to the rendezvous protocol at about
+#: 8 KB: a halo message of 12 KB took 20 us after a step's work, 10.5 us eager; from 128 KB
+#: both take the same time and above it the rendezvous wins (docs/scaling.md, twentieth
+#: session). Other MPI libraries ignore the variable.
+TRANSPORT_DEFAULTS = {"UCX_RNDV_THRESH": "128k"}
+
+
+def apply_transport_defaults(environ=os.environ) -> dict:
+    """Put :data:`TRANSPORT_DEFAULTS` into `environ` where the user has not set them, and
+    return what was set. Effective only before MPI is initialised (before mpi4py.MPI is
+    first imported in this process, or for processes started from it)."""
+    added = {k: v for k, v in TRANSPORT_DEFAULTS.items() if k not in environ}
+    environ.update(added)
+    return added
+
 
 class SerialComm:
     """One rank talking to itself."""
@@ -127,6 +143,8 @@ class MpiComm(SerialComm):
     """
 
     def __init__(self, comm=None, yield_when_idle: bool | None = None):
+        if "mpi4py.MPI" not in sys.modules:
+            apply_transport_defaults()
         from mpi4py import MPI
 
         self.MPI = MPI
