@@ -22,18 +22,33 @@ import numpy as np
 #: seconds a rank waits after printing its error before MPI_Abort (the launcher forwards it)
 _FORWARD_GRACE_S = 0.5
 
-#: Transport settings read once by MPI_Init, set unless the user set them. Debian's MPICH is
-#: built on ch4:ucx, and UCX switches from its eager copy to the rendezvous protocol at about
-#: 8 KB: a halo message of 12 KB took 20 us after a step's work, 10.5 us eager; from 128 KB
-#: both take the same time and above it the rendezvous wins (docs/scaling.md, twentieth
-#: session). Other MPI libraries ignore the variable.
+#: Transport settings read once by MPI_Init, for a job whose ranks all share one node, set
+#: unless the user set them. Debian's MPICH is built on ch4:ucx, and between processes on a
+#: node UCX switches from its eager copy to the rendezvous protocol at about 8 KB: a halo
+#: message of 12 KB took 20 us after a step's work, 10.5 us eager; from 128 KB both take the
+#: same time and above it the rendezvous wins (docs/scaling.md, twentieth session). Across
+#: nodes the network's own threshold is left alone. Other MPI libraries ignore the variable.
 TRANSPORT_DEFAULTS = {"UCX_RNDV_THRESH": "128k"}
+
+#: (ranks on this node, ranks in the job) as the launchers export them: MPICH's Hydra, Open MPI
+_LAUNCHER_SIZES = (("MPI_LOCALNRANKS", "PMI_SIZE"),
+                   ("OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE"))
+
+
+def single_node_job(environ=os.environ) -> bool:
+    """True when the launcher says that every rank of the job runs on this node."""
+    for local, total in _LAUNCHER_SIZES:
+        if local in environ and total in environ:
+            return environ[local].strip() == environ[total].strip()
+    return False
 
 
 def apply_transport_defaults(environ=os.environ) -> dict:
-    """Put :data:`TRANSPORT_DEFAULTS` into `environ` where the user has not set them, and
-    return what was set. Effective only before MPI is initialised (before mpi4py.MPI is
-    first imported in this process, or for processes started from it)."""
+    """Put :data:`TRANSPORT_DEFAULTS` into `environ` where the user has not set them, on a
+    single-node job only (``single_node_job``), and return what was set. Effective only
+    before MPI is initialised (before mpi4py.MPI is first imported in this process)."""
+    if not single_node_job(environ):
+        return {}
     added = {k: v for k, v in TRANSPORT_DEFAULTS.items() if k not in environ}
     environ.update(added)
     return added
