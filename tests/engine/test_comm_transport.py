@@ -38,7 +38,7 @@ def test_open_mpi_single_node_job_is_recognised():
 
 
 SCRIPT = """
-import os, sys
+import os
 from ecs_dem.comm import default_comm
 comm = default_comm()
 assert comm.size == 2, comm.size
