@@ -238,10 +238,20 @@ def match_history(old_gid_i, old_gid_j, keep, new_gid_i, new_gid_j, lowest, high
     gids scattered up to N, and a table indexed by gid would cost O(N) per
     rank and rebuild. `lowest`, `highest`: bounds of old_gid_i (numpy's min and
     max, faster than a pass here).
+
+    Few pairs touch (about one in seven in the chute), so the rows with data
+    and the new pairs that may have an old one are first listed without a
+    branch, the latter by one bit of a hashed (gid_i, gid_j) set of the
+    candidates (32 bits per candidate: about 3 % false positives, settled by
+    the buckets); only those go through the buckets. A branch per pair on
+    so rare an outcome mispredicted often enough to take most of the time:
+    2.7 times faster on 56,000 pairs with 7,600 candidates (chute, 2 ranks).
     """
     m = old_gid_i.size
+    kept = np.empty(m, dtype=np.int64)
     n_keep = 0
     for k in range(m):
+        kept[n_keep] = k
         n_keep += keep[k] != 0
     if n_keep and highest - lowest < 4 * n_keep:
         offset = lowest
@@ -253,10 +263,17 @@ def match_history(old_gid_i, old_gid_j, keep, new_gid_i, new_gid_j, lowest, high
         while n_buckets < 2 * n_keep:
             n_buckets *= 2
         mask = n_buckets - 1
+    bits_log = 6
+    while (1 << bits_log) < 32 * n_keep:
+        bits_log += 1
+    shift = np.uint64(64 - bits_log)
+    seen = np.zeros((1 << bits_log) >> 6, dtype=np.uint64)
     head = np.zeros(n_buckets + 1, dtype=np.int64)
-    for k in range(m):
-        if keep[k]:
-            head[((old_gid_i[k] - offset) & mask) + 1] += 1
+    for c in range(n_keep):
+        k = kept[c]
+        head[((old_gid_i[k] - offset) & mask) + 1] += 1
+        h = _pair_hash(old_gid_i[k], old_gid_j[k], shift)
+        seen[h >> np.uint64(6)] |= np.uint64(1) << (h & np.uint64(63))
     for b in range(n_buckets):
         head[b + 1] += head[b]
     hashed = mask >= 0  # else a bucket holds one gid_i: no need to compare it
@@ -264,24 +281,38 @@ def match_history(old_gid_i, old_gid_j, keep, new_gid_i, new_gid_j, lowest, high
     bucket_i = np.empty(max(n_keep, 1) if hashed else 0, dtype=np.int64)
     bucket_j = np.empty(max(n_keep, 1), dtype=np.int64)
     fill = head[:-1].copy()
-    for k in range(m):
-        if keep[k]:
-            b = (old_gid_i[k] - offset) & mask
-            bucket_k[fill[b]] = k
-            bucket_j[fill[b]] = old_gid_j[k]
-            if hashed:
-                bucket_i[fill[b]] = old_gid_i[k]
-            fill[b] += 1
-    for p in range(new_gid_i.size):
+    for c in range(n_keep):  # in row order: the first of duplicate old pairs wins
+        k = kept[c]
+        b = (old_gid_i[k] - offset) & mask
+        bucket_k[fill[b]] = k
+        bucket_j[fill[b]] = old_gid_j[k]
+        if hashed:
+            bucket_i[fill[b]] = old_gid_i[k]
+        fill[b] += 1
+    n_new = new_gid_i.size
+    maybe = np.empty(n_new, dtype=np.int64)
+    n_maybe = 0
+    for p in range(n_new):
+        h = _pair_hash(new_gid_i[p], new_gid_j[p], shift)
+        src[p] = -1
+        maybe[n_maybe] = p
+        n_maybe += (seen[h >> np.uint64(6)] >> (h & np.uint64(63))) & np.uint64(1)
+    for c in range(n_maybe):
+        p = maybe[c]
         g = new_gid_i[p]
         b = (g - offset) & mask
-        found = -1
         if 0 <= b < n_buckets:
-            for c in range(head[b], head[b + 1]):
-                if bucket_j[c] == new_gid_j[p] and (not hashed or bucket_i[c] == g):
-                    found = bucket_k[c]
+            for q in range(head[b], head[b + 1]):
+                if bucket_j[q] == new_gid_j[p] and (not hashed or bucket_i[q] == g):
+                    src[p] = bucket_k[q]
                     break
-        src[p] = found
+
+
+@inline
+def _pair_hash(gid_i, gid_j, shift):
+    """The top 64 - `shift` bits of a multiplicative hash of a gid pair."""
+    return ((np.uint64(gid_i) * np.uint64(0x9E3779B97F4A7C15))
+            ^ (np.uint64(gid_j) * np.uint64(0xC2B2AE3D27D4EB4F))) >> shift
 
 
 @kernel
