@@ -35,7 +35,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from . import halo_kernels as hk
-from .errors import InputError
+from .errors import InputError, StateError
 from .gid_lookup import GidLookup
 from .row_packing import move_rows, permute_rows, unpack_rows
 
@@ -324,6 +324,31 @@ class Table:
         self.clear_ghosts()
         self.n_owned = 0  # append's structural change drops the views of the old length
         self.append(count, **values)
+
+    def reserve_rewrite(self, rows: int) -> None:
+        """Before a builder writes `rows` new owned rows straight into the columns
+        (``column(name)[:rows]``) and then calls ``commit_rewrite``: drops the ghost rows and
+        makes room. For a table rebuilt from scratch (a contact table at every neighbour
+        rebuild), which would otherwise build in scratch arrays and copy them in with
+        ``replace``. The old owned rows stay as they are until the builder overwrites them:
+        it must read what it keeps of them first. The column arrays may be reallocated:
+        take ``column`` after this call."""
+        self.clear_ghosts()
+        self._reserve(rows)
+
+    def commit_rewrite(self, count: int) -> None:
+        """The builder wrote rows [0, count) of every field, gids included (after
+        ``reserve_rewrite``): they become the owned rows, in one structural change (none when
+        the table was empty and stays empty)."""
+        if not 0 <= count <= self._capacity or self.n_ghost:
+            raise StateError(f"table '{self.name}': commit_rewrite({count}) without "
+                             f"reserve_rewrite of as many rows (capacity {self._capacity})")
+        if count == 0 and self.n_owned == 0:
+            return  # empty before and after: no change (caches over all tables stay valid)
+        self.n_owned = count
+        if count:
+            self.next_gid = max(self.next_gid, int(self.column("gid")[:count].max()) + 1)
+        self._touch()
 
     def append_packed(self, packed: np.ndarray) -> slice:
         """Append owned rows given as packed bytes of every field (``row_packing``, fields in

@@ -7,10 +7,18 @@ per-contact data (a law's history, a system's state, of any dtype and row
 shape) and is carried from the old row with the same two gids; rows without
 one get the field's default. Old rows whose data all equal their defaults
 are skipped in the match (most pairs do not touch).
+
+The rows with data are first taken aside (``KeptRows``: small, as few
+contacts touch); the new rows are then written straight into the table's
+columns (``Table.reserve_rewrite``, ``commit_rewrite``), the carried fields
+from the kept rows: no copy of the whole table from scratch arrays, which
+took a fifth of a chute's neighbour rebuild.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from ecs_dem.errors import InputError
 
 from . import neighbor_kernels as nk
 from .contact_chunks import mark_nonzero
@@ -61,6 +69,41 @@ def rows_with_data(table, identity, among: np.ndarray | None = None) -> np.ndarr
     return np.flatnonzero(keep) if among is None else among[keep.astype(bool)]
 
 
+class KeptRows:
+    """The rows with data of a contact table (``rows_with_data``), taken aside before the
+    table is rebuilt in place: their two keys and every carried field, compact."""
+
+    def __init__(self, table, identity, key_i: str, key_j: str):
+        carried = carried_fields(table, identity)
+        rows = (rows_with_data(table, identity) if carried and table.n_owned
+                else np.zeros(0, dtype=np.int64))
+        self.key_i = np.ascontiguousarray(table.owned(key_i)[rows], dtype=np.int64)
+        self.key_j = np.ascontiguousarray(table.owned(key_j)[rows], dtype=np.int64)
+        self.data = {f: table.owned(f)[rows] for f in carried}
+
+
+def carry_into(table, identity, kept: KeptRows, key_i: str, key_j: str, count: int,
+               scratch: ScratchArrays) -> None:
+    """Write every carried field of rows [0, count) of `table`, whose keys the builder wrote
+    (after ``Table.reserve_rewrite``): the kept row's with the same two keys, else the
+    field's default."""
+    carried = carried_fields(table, identity)
+    if not carried or count == 0:
+        return
+    src = scratch.get("src", count, np.int64)[:count]
+    n_keep = kept.key_i.size
+    if n_keep:
+        every = scratch.get("every", n_keep, np.uint8)[:n_keep]
+        every[:] = 1
+        nk.match_history(kept.key_i, kept.key_j, every, table.column(key_i)[:count],
+                         table.column(key_j)[:count], int(kept.key_i.min()),
+                         int(kept.key_i.max()), src)
+    else:
+        src[:] = -1
+    for f in carried:
+        _carry(table.fields[f], kept.data[f], src, table.column(f)[:count])
+
+
 def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
                           scratch: ScratchArrays) -> None:
     """Replace the owned rows of `table` by the new rows in `values` (identity fields, including
@@ -69,37 +112,30 @@ def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
     if count == 0 and table.n_owned == 0:  # empty before and after (mirrors on one rank)
         table.clear_ghosts()
         return
-    carried = carried_fields(table, identity)
-    if count and carried:
-        gi, gj = values[key_i], values[key_j]
-        m = table.n_owned
-        src = scratch.get("src", count, np.int64)[:count]
-        if m:
-            keep = scratch.get("keep", m, np.uint8)[:m]
-            keep[:] = 0
-            _differs_from_default(table, carried, keep)
-            old_i = table.owned(key_i)
-            nk.match_history(old_i, table.owned(key_j), keep, gi, gj, int(old_i.min()),
-                             int(old_i.max()), src)
-        else:
-            src[:] = -1
-        for f in carried:
-            values[f] = _carry(table, f, src, count, m, scratch)
-    table.replace(count, **values)
+    unknown = set(values) - set(table.fields)
+    if unknown:
+        raise InputError(f"table '{table.name}' has no field(s) {sorted(unknown)}")
+    kept = KeptRows(table, identity, key_i, key_j)
+    table.reserve_rewrite(count)
+    for f, d in table.fields.items():
+        if f in values:
+            table.column(f)[:count] = values[f]
+        elif f in identity:
+            table.column(f)[:count] = d.default
+    carry_into(table, identity, kept, key_i, key_j, count, scratch)
+    table.commit_rewrite(count)
 
 
-def _carry(table, name, src, count, m, scratch):
-    """Values of field `name` for the new rows: the old row's where src >= 0, else the default."""
-    d = table.fields[name]
-    if d.np_dtype == np.float64 and d.default == 0:
-        width = max(int(np.prod(d.shape)), 1)
-        new = scratch.get(f"h:{name}", count, np.float64, width)[:count]
-        nk.take_rows(src, table.owned(name).reshape(m, width), new)
-        return new.reshape((count,) + d.shape)
-    new = np.full((count,) + d.shape, d.default, dtype=d.np_dtype)
+def _carry(field, kept, src, out) -> None:
+    """out[p] = kept[src[p]] where src[p] >= 0, else the field's default."""
+    if field.np_dtype == np.float64 and field.default == 0:
+        width = max(int(np.prod(field.shape)), 1)
+        nk.take_rows(src, kept.reshape(kept.shape[0], width), out.reshape(out.shape[0], width))
+        return
+    out[...] = field.default
     found = src >= 0
-    new[found] = table.owned(name)[src[found]]
-    return new
+    out[found] = kept[src[found]]
 
 
-__all__ = ["ScratchArrays", "carried_fields", "rebuild_contact_table", "rows_with_data"]
+__all__ = ["KeptRows", "ScratchArrays", "carried_fields", "carry_into", "rebuild_contact_table",
+           "rows_with_data"]

@@ -41,7 +41,7 @@ from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo, Table
 
 from . import neighbor_kernels as nk
-from .contact_table import ScratchArrays, rebuild_contact_table, rows_with_data
+from .contact_table import KeptRows, ScratchArrays, carry_into, rows_with_data
 
 PAIR_FIELDS = (
     Field("i", np.int32, (), Halo.LOCAL, -1, "", "local row of particle gid_i"),
@@ -77,8 +77,9 @@ class NeighborSearch(System):
     Cells are at least as wide as the largest contact distance plus the skin
     (2 r_max + skin), so a cell and its 13 forward neighbours hold every
     candidate once (``neighbor_kernels.build_pairs_half_stencil``). The new
-    list and its carried-over history are built in scratch arrays kept
-    between rebuilds, then copied into the ``pairs`` table.
+    list is written straight into the ``pairs`` (and ``pair_mirrors``) table,
+    after the rows with history were taken aside, and the history is carried
+    over from those (``contact_table``).
     """
 
     stage = Stage.NEIGHBORS
@@ -120,12 +121,16 @@ class NeighborSearch(System):
             mirrors.append(rows.size, **{f: pairs.owned(f)[rows] for f in mirrors.fields
                                          if pairs.has_field(f)})
 
-    def _lists(self, prefix: str, cap: int) -> tuple:
-        """Scratch rows and gids (i, j, gid_i, gid_j) for at least `cap` pairs."""
-        return (self._scratch.get(prefix + "i", cap, np.int32),
-                self._scratch.get(prefix + "j", cap, np.int32),
-                self._scratch.get(prefix + "gid_i", cap, np.int64),
-                self._scratch.get(prefix + "gid_j", cap, np.int64))
+    def _mirror_scratch(self) -> tuple:
+        """Empty arrays of the mirror lists' types, for a build that finds no mirrors."""
+        return (self._scratch.get("mi", 0, np.int32)[:0], self._scratch.get("mj", 0, np.int32)[:0],
+                self._scratch.get("mgi", 0, np.int64)[:0], self._scratch.get("mgj", 0, np.int64)[:0])
+
+    @staticmethod
+    def _lists(table: Table, cap: int) -> tuple:
+        """Room for `cap` new rows of `table`, written in place: its (i, j, gid_i, gid_j) columns."""
+        table.reserve_rewrite(cap)
+        return tuple(table.column(f)[:cap] for f in ("i", "j", "gid_i", "gid_j"))
 
     def run(self, world) -> None:
         particles = world.particles
@@ -141,6 +146,8 @@ class NeighborSearch(System):
         skin = world.skin
         # on one rank every ghost is a periodic image of an own row: never a mirror
         find_mirrors = mirrors is not None and world.comm.size > 1
+        tables = [pairs] + ([mirrors] if mirrors is not None else [])
+        kept = [KeptRows(t, IDENTITY, "gid_i", "gid_j") for t in tables]  # before overwriting
         if find_mirrors:
             own = world.domain.own_images(particles)
             mcap = max(mirrors.n_owned + mirrors.n_owned // 4, (n - n_owned) * 4 + 64)
@@ -148,7 +155,8 @@ class NeighborSearch(System):
             own = np.ones(0, dtype=np.uint8)
             mcap = 0
         cap = max(pairs.n_owned + pairs.n_owned // 4, 8 * n_owned + 64)
-        out, mout = self._lists("", cap), self._lists("m", mcap)
+        out = self._lists(pairs, cap)
+        mout = self._lists(mirrors, mcap) if find_mirrors else self._mirror_scratch()
         count = mcount = 0
         if n:
             lo, inv_cell, dims = nk.cell_grid(pos, radius, n, skin)
@@ -159,13 +167,15 @@ class NeighborSearch(System):
                     find_mirrors, own, *mout)
                 if count <= out[0].size and mcount <= mout[0].size:
                     break
-                out = self._lists("", int(count * 1.2) + 64)
-                mout = self._lists("m", int(mcount * 1.2) + 64 if find_mirrors else 0)
-        tables = [(pairs, out, count)] + ([(mirrors, mout, mcount)] if mirrors is not None else [])
-        for table, (pi, pj, gi, gj), k in tables:
-            ids = self._scratch.get("pair_id", k, np.int64)[:k]
-            nk.pair_ids(gi[:k], gj[:k], ids)
-            values = dict(i=pi[:k], j=pj[:k], gid_i=gi[:k], gid_j=gj[:k], gid=ids)
-            rebuild_contact_table(table, IDENTITY, "gid_i", "gid_j", values, self._scratch)
+                out = self._lists(pairs, int(count * 1.2) + 64)
+                if find_mirrors:
+                    mout = self._lists(mirrors, int(mcount * 1.2) + 64)
+        if mirrors is not None and not find_mirrors:
+            mirrors.reserve_rewrite(0)
+        for table, rows_kept, k in zip(tables, kept, (count, mcount)):
+            nk.pair_ids(table.column("gid_i")[:k], table.column("gid_j")[:k],
+                        table.column("gid")[:k])
+            carry_into(table, IDENTITY, rows_kept, "gid_i", "gid_j", k, self._scratch)
+            table.commit_rewrite(k)
         self.built_epoch = particles.epoch
         self.builds_done += 1

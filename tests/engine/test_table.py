@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ecs_dem.errors import InputError
+from ecs_dem.errors import InputError, StateError
 from ecs_dem.table import Field, Halo, Table
 
 FIELDS = (
@@ -293,6 +293,36 @@ def test_anchor_reference_names_the_row_field_of_the_anchor_gid():
     assert by_b.anchor_reference == "b"
     assert Table("plain", fields, anchor=("things", "gid_a")).anchor_reference is None
     assert make_table().anchor_reference is None
+
+
+def test_a_rewrite_in_place_makes_the_written_rows_the_owned_rows(rng):
+    t = make_table(capacity=2)
+    t.append(4, position=rng.normal(size=(4, 3)), mass=np.arange(4.0))
+    t.resize_ghosts(1)
+    epoch = t.epoch
+    t.reserve_rewrite(5)  # more rows than the capacity: grows, drops the ghosts
+    assert t.capacity >= 5 and t.n_ghost == 0 and t.n_owned == 4
+    kept = t.mass[1:3].copy()  # what a builder keeps of the old rows, read before writing
+    pos = rng.normal(size=(5, 3))
+    for name, values in (("position", pos), ("mass", np.r_[kept, 0.0, 0.0, 1.0]),
+                         ("flag", np.full(5, 3)), ("gid", np.array([10, 11, 12, 13, 20]))):
+        t.column(name)[:5] = values
+    t.commit_rewrite(5)
+    assert t.n_owned == 5 and t.epoch > epoch and t.next_gid == 21
+    np.testing.assert_array_equal(t.position, pos)
+    assert t.mass.tolist() == [1.0, 2.0, 0.0, 0.0, 1.0] and t.gid.tolist() == [10, 11, 12, 13, 20]
+    t.reserve_rewrite(0)
+    t.commit_rewrite(0)
+    assert t.n_owned == 0 and t.position.shape == (0, 3)
+    version = Table.structure_version
+    t.reserve_rewrite(0)
+    t.commit_rewrite(0)  # empty before and after: no structural change
+    assert Table.structure_version == version
+    t.resize_ghosts(1)
+    with pytest.raises(StateError, match="reserve_rewrite"):  # ghosts still there
+        t.commit_rewrite(0)
+    with pytest.raises(StateError, match="reserve_rewrite"):
+        t.commit_rewrite(t.capacity + 1)
 
 
 def test_replace_puts_new_rows_in_place_of_all_owned_rows(rng):
