@@ -394,11 +394,10 @@ class Domain:
         leaving.append(gone)
         dests.append(owners[gone])
         for dep in anchored:
-            rows = self._anchor_rows_now(table, dep)
             tables.append(dep)
-            gone = self._leaving(owners, rows)
+            gone, dest = self._anchors_leaving(table, dep, owners, me)
             leaving.append(gone)
-            dests.append(owners[rows[gone]])
+            dests.append(dest)
         if initial:  # every rank holds every row: keep its own
             for t, gone in zip(tables, leaving):
                 if gone.size:
@@ -427,20 +426,29 @@ class Domain:
         return out[:hk.rows_elsewhere(owners, rows, self.comm.rank, out)]
 
     @staticmethod
-    def _anchor_rows_now(table: Table, dep: Table) -> np.ndarray:
-        """Owned row in `table` of each owned row's anchor: the table's anchor reference
-        column when it is still current (checked), else a gid look-up."""
+    def _anchors_leaving(table: Table, dep: Table, owners: np.ndarray,
+                         here: int) -> tuple[np.ndarray, np.ndarray]:
+        """(indices k, increasing, of the owned rows of `dep` whose anchor row in `table` goes
+        to another rank; those ranks). The anchors come from the table's anchor reference
+        column while it is current (checked in the same pass), else by gid look-up."""
         gids = np.ascontiguousarray(dep.anchor_gids())
         ref = dep.anchor_reference
         if ref is not None:
             rows = dep.owned(ref)
             rows = np.ascontiguousarray(rows if rows.ndim == 1 else rows[:, 0])
-            if hk.rows_hold_gids(rows, table.gid, gids, table.n_owned):
-                return rows
+            gone = np.empty(rows.size, dtype=np.int64)
+            dest = np.empty(rows.size, dtype=np.int64)
+            count = hk.anchors_elsewhere(rows, table.gid, gids, table.n_owned, owners, here,
+                                         gone, dest)
+            if count >= 0:
+                return gone[:count], dest[:count]
         rows = table.lookup().rows(gids, owned_only=True)
         if np.any(rows < 0):
             raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
-        return rows
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        gone = np.empty(rows.size, dtype=np.int64)
+        gone = gone[:hk.rows_elsewhere(owners, rows, here, gone)]
+        return gone, owners[rows[gone]]
 
     def _neighbourhood(self, owners: np.ndarray):
         """(ranks, graph) of the 26-cell neighbourhood if every row goes no farther on every

@@ -345,14 +345,22 @@ def zero_rows(columns, start, count):
 
 
 @kernel
-def rows_hold_gids(rows, gid, gids, n_rows):
-    """True if every rows[k] is in [0, n_rows) and gid[rows[k]] == gids[k]: a table's
-    reference column still points at its anchors (else the caller looks them up)."""
+def anchors_elsewhere(rows, gid, gids, n_rows, destination, here, out, out_destination):
+    """Migration of an anchored table in one pass over its anchor references: the k with
+    destination[rows[k]] != here, increasing, in out[:count], and those ranks in
+    out_destination[:count]; returns count, or -1 as soon as some rows[k] is not an owned
+    row of gid gids[k] (references out of date: the caller looks the anchors up).
+    Without a branch on the rare leaving row."""
+    count = 0
     for k in range(rows.size):
         r = rows[k]
         if r < 0 or r >= n_rows or gid[r] != gids[k]:
-            return False
-    return True
+            return -1
+        d = destination[r]
+        out[count] = k
+        out_destination[count] = d
+        count += d != here
+    return count
 
 
 @kernel

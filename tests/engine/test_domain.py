@@ -295,9 +295,10 @@ def test_owner_ranks_kernel_counts_cut_planes_at_or_below_each_position():
     assert got.tolist() == [int(rank_of[cx, cy, 0]) for cx, cy in cells]
 
 
-def test_anchor_rows_come_from_the_reference_column_only_while_it_is_current(rng):
+def test_anchored_rows_leave_with_their_anchors_found_by_reference_or_by_gid(rng):
     """Migration finds each anchored row's anchor through the table's anchor reference
-    column when every entry still points at a row of that gid, else by gid look-up."""
+    column when every entry still points at a row of that gid, else by gid look-up; a row
+    leaves when its anchor's rank is another, and goes to that rank."""
     grains = Table("grains", FIELDS)
     grains.append(50, position=rng.uniform(LO, HI, (50, 3)))
     links = Table("links", (Field("gid_a", np.int64, (), Halo.FORWARD, -1),
@@ -305,9 +306,23 @@ def test_anchor_rows_come_from_the_reference_column_only_while_it_is_current(rng
                   anchor=("grains", "gid_a"), references={"a": "gid_a"})
     anchors = rng.integers(0, 50, 80)
     links.append(80, gid_a=grains.gid[anchors], a=anchors.astype(np.int32))
-    np.testing.assert_array_equal(Domain._anchor_rows_now(grains, links), anchors)
-    grains.permute(rng.permutation(50))  # the references are now stale
-    rows = Domain._anchor_rows_now(grains, links)
-    np.testing.assert_array_equal(grains.gid[rows], links.gid_a)
-    links.a[:] = -1  # unresolved references: looked up too
-    np.testing.assert_array_equal(grains.gid[Domain._anchor_rows_now(grains, links)], links.gid_a)
+    here = 1
+    owners = np.where(rng.random(50) < 0.2, rng.integers(0, 4, 50), here)
+
+    def expected():
+        owner_of_gid = dict(zip(grains.gid.tolist(), owners.tolist()))
+        dest = np.array([owner_of_gid[g] for g in links.gid_a.tolist()])
+        k = np.flatnonzero(dest != here)
+        return k, dest[k]
+
+    for stale in ("current", "permuted", "unresolved"):
+        if stale == "permuted":  # the references now point at rows of other gids
+            order = rng.permutation(50)
+            grains.permute(order)
+            owners = owners[order]
+        if stale == "unresolved":
+            links.a[:] = -1
+        gone, dest = Domain._anchors_leaving(grains, links, owners, here)
+        k, d = expected()
+        assert 0 < k.size < 80
+        assert gone.tolist() == k.tolist() and dest.tolist() == d.tolist(), stale
