@@ -390,7 +390,7 @@ class Domain:
         if owners is None:
             owners = self.decomposition.owner_ranks(table.position)
         tables, leaving, dests = [table], [], []
-        gone = self._leaving(owners, np.arange(table.n_owned))
+        gone = self._leaving(owners, np.arange(table.n_owned), me)
         leaving.append(gone)
         dests.append(owners[gone])
         for dep in anchored:
@@ -419,11 +419,12 @@ class Domain:
             if got.shape[0]:
                 t.append_packed(got)
 
-    def _leaving(self, owners: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Indices k (increasing) of `rows` whose owner is another rank."""
+    @staticmethod
+    def _leaving(owners: np.ndarray, rows: np.ndarray, here: int) -> np.ndarray:
+        """Indices k (increasing) of `rows` whose owner is not rank `here`."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         out = np.empty(rows.size, dtype=np.int64)
-        return out[:hk.rows_elsewhere(owners, rows, self.comm.rank, out)]
+        return out[:hk.rows_elsewhere(owners, rows, here, out)]
 
     @staticmethod
     def _anchors_leaving(table: Table, dep: Table, owners: np.ndarray,
@@ -445,9 +446,7 @@ class Domain:
         rows = table.lookup().rows(gids, owned_only=True)
         if np.any(rows < 0):
             raise StateError(f"table '{dep.name}': rows anchored to gids not owned here")
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        gone = np.empty(rows.size, dtype=np.int64)
-        gone = gone[:hk.rows_elsewhere(owners, rows, here, gone)]
+        gone = Domain._leaving(owners, rows, here)
         return gone, owners[rows[gone]]
 
     def _neighbourhood(self, owners: np.ndarray):

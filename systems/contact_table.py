@@ -91,11 +91,8 @@ def carry_into(table, identity, kept: KeptRows, key_i: str, key_j: str, count: i
     if not carried or count == 0:
         return
     src = scratch.get("src", count, np.int64)[:count]
-    n_keep = kept.key_i.size
-    if n_keep:
-        every = scratch.get("every", n_keep, np.uint8)[:n_keep]
-        every[:] = 1
-        nk.match_history(kept.key_i, kept.key_j, every, table.column(key_i)[:count],
+    if kept.key_i.size:
+        nk.match_history(kept.key_i, kept.key_j, table.column(key_i)[:count],
                          table.column(key_j)[:count], int(kept.key_i.min()),
                          int(kept.key_i.max()), src)
     else:
@@ -109,9 +106,6 @@ def rebuild_contact_table(table, identity, key_i: str, key_j: str, values: dict,
     """Replace the owned rows of `table` by the new rows in `values` (identity fields, including
     ``values[key_i]`` and ``values[key_j]``), carrying every other field over by key pair."""
     count = values[key_i].size
-    if count == 0 and table.n_owned == 0:  # empty before and after (mirrors on one rank)
-        table.clear_ghosts()
-        return
     unknown = set(values) - set(table.fields)
     if unknown:
         raise InputError(f"table '{table.name}' has no field(s) {sorted(unknown)}")

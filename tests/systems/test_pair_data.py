@@ -72,16 +72,17 @@ def test_history_match_finds_each_old_pair_by_its_gids_whatever_their_size(large
     gid_i = np.concatenate([rng.integers(0, largest, m - 40), shared_low_bits])
     gid_j = gid_i + rng.integers(1, 1000, m)
     keep = (rng.random(m) < 0.6).astype(np.uint8)
+    kept = np.flatnonzero(keep)  # the candidates: the rows with data (KeptRows)
     old = {}
-    for k, (a, b) in enumerate(zip(gid_i, gid_j)):
-        if keep[k]:
-            old.setdefault((int(a), int(b)), k)  # the first of duplicates, as the kernel
+    for c, k in enumerate(kept):
+        old.setdefault((int(gid_i[k]), int(gid_j[k])), c)  # the first of duplicates, as the kernel
     # new pairs: a shuffled half of the old ones (kept or not) and pairs never seen
     pick = rng.permutation(m)[: m // 2]
     new_i = np.concatenate([gid_i[pick], rng.integers(0, 2 * largest, 100), gid_i[:20]])
     new_j = np.concatenate([gid_j[pick], rng.integers(0, 2 * largest, 100), gid_j[:20] + 1])
     src = np.empty(new_i.size, dtype=np.int64)
-    match_history(gid_i, gid_j, keep, new_i, new_j, int(gid_i.min()), int(gid_i.max()), src)
+    match_history(gid_i[kept], gid_j[kept], new_i, new_j, int(gid_i[kept].min()),
+                  int(gid_i[kept].max()), src)
     expected = [old.get((int(a), int(b)), -1) for a, b in zip(new_i, new_j)]
     assert src.tolist() == expected
     assert (src >= 0).sum() > 100  # the test exercises matches, not only misses
