@@ -10,17 +10,20 @@ from ecs_dem.system import Stage, System
 
 @kernel
 def add_body_force(mass, fixed, acceleration, force):
-    """force[i] += mass[i] * acceleration for rows that are not fixed [N]."""
+    """force[i] += mass[i] * acceleration for rows that are not fixed [N].
+
+    A fixed row adds 0 * acceleration instead of being skipped: no branch per row over the
+    flat force column, which LLVM vectorises; the same bits."""
     # components in registers: otherwise every store to force reloads them (possible aliasing)
     g0 = acceleration[0]
     g1 = acceleration[1]
     g2 = acceleration[2]
+    f = force.reshape(3 * mass.size)
     for i in range(mass.size):
-        if not fixed[i]:
-            m = mass[i]
-            force[i, 0] += m * g0
-            force[i, 1] += m * g1
-            force[i, 2] += m * g2
+        m = 0.0 if fixed[i] else mass[i]
+        f[3 * i] += m * g0
+        f[3 * i + 1] += m * g1
+        f[3 * i + 2] += m * g2
 
 
 class Gravity(System):

@@ -9,7 +9,7 @@ from ecs_dem.components.membranes import add_membrane
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import KIND_MEMBRANE_VERTEX, add_particles, create_particle_table
 from ecs_dem.components.species import add_species
-from ecs_dem.systems.velocity_verlet import NO_REFERENCE, kick_drift, velocity_verlet
+from ecs_dem.systems.velocity_verlet import NO_REFERENCE, kick, kick_drift, velocity_verlet
 
 TORQUE = np.array([1e-6, -2e-6, 3e-6])  # N m
 
@@ -96,3 +96,36 @@ def test_first_half_reports_the_first_non_finite_row_and_the_largest_finite_disp
 def test_first_half_without_a_reference_reports_nothing():
     rows = first_half_rows(np.random.default_rng(4), 10)
     assert kick_drift(*rows, 1e-2, NO_REFERENCE) == (0.0, -1)
+
+
+def expected_half_kick(velocity, angular_velocity, force, torque, mass, inertia, fixed, dt):
+    """v + dt/2 F/m and w + dt/2 T/I on free rows (w unchanged where I = 0); fixed rows keep
+    both (module docstring of systems.velocity_verlet)."""
+    free = ~fixed[:, None]
+    v = np.where(free, velocity + 0.5 * dt * force / mass[:, None], velocity)
+    spins = free & (inertia[:, None] > 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(spins, angular_velocity + 0.5 * dt * torque / inertia[:, None],
+                     angular_velocity)
+    return v, w
+
+
+@pytest.mark.parametrize("n", [1, 13, 300])
+def test_both_halves_kick_free_rows_drift_every_row_and_leave_fixed_rows_unkicked(n):
+    rng = np.random.default_rng(10 + n)
+    dt = 1e-2
+    rows = first_half_rows(rng, n)
+    rows[6][::4] = 0.0  # rows without rotational freedom
+    position, velocity, angular_velocity, force, torque, mass, inertia, fixed = (
+        a.copy() for a in rows)
+    v, w = expected_half_kick(velocity, angular_velocity, force, torque, mass, inertia, fixed, dt)
+    kick_drift(*rows, dt, NO_REFERENCE)
+    np.testing.assert_allclose(rows[1], v, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(rows[2], w, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(rows[0], position + dt * v, rtol=1e-14, atol=1e-15)
+    assert np.array_equal(rows[1][fixed], velocity[fixed])  # a fixed row moves at its own v
+    v2, w2 = expected_half_kick(rows[1], rows[2], force, torque, mass, inertia, fixed, dt)
+    kick(*rows[1:], dt)
+    np.testing.assert_allclose(rows[1], v2, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(rows[2], w2, rtol=1e-14, atol=0)
+    assert np.array_equal(rows[2][fixed], angular_velocity[fixed])
