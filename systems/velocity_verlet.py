@@ -18,8 +18,18 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_dem.halo_kernels import fold_displacement
-from ecs_dem.jit import kernel
+from ecs_dem.jit import inline, kernel
 from ecs_dem.system import Stage, System
+
+
+@inline
+def kick_factors(half, mass, inertia, fixed):
+    """(dt/2m, dt/2I) of one row: zero for a fixed row, and the second for a row without
+    rotational freedom (I = 0)."""
+    free = not fixed
+    dtfm = half / mass if free else 0.0
+    dtfi = half / inertia if (free and inertia > 0.0) else 0.0
+    return dtfm, dtfi
 
 
 @kernel
@@ -41,9 +51,7 @@ def kick_drift(position, velocity, angular_velocity, force, torque, mass, inerti
     f = force.reshape(3 * n)
     t = torque.reshape(3 * n)
     for i in range(n):
-        free = not fixed[i]
-        dtfm = half / mass[i] if free else 0.0
-        dtfi = half / inertia[i] if (free and inertia[i] > 0.0) else 0.0
+        dtfm, dtfi = kick_factors(half, mass[i], inertia[i], fixed[i])
         for a in range(3):
             j = 3 * i + a
             v[j] += dtfm * f[j]
@@ -68,9 +76,7 @@ def kick(velocity, angular_velocity, force, torque, mass, inertia, fixed, dt):
     f = force.reshape(3 * n)
     t = torque.reshape(3 * n)
     for i in range(n):
-        free = not fixed[i]
-        dtfm = half / mass[i] if free else 0.0
-        dtfi = half / inertia[i] if (free and inertia[i] > 0.0) else 0.0
+        dtfm, dtfi = kick_factors(half, mass[i], inertia[i], fixed[i])
         for a in range(3):
             j = 3 * i + a
             v[j] += dtfm * f[j]
