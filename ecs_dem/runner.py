@@ -11,13 +11,21 @@ and calls ``run_world(world, cfg, total_steps)`` after building its world::
 
 ``total_steps`` is the step the run ends at, so a restarted run stops at the
 same step as an uninterrupted one.
+
+A restart compares the configuration with the one saved in the checkpoint
+(``restart_departures``): keys the driver names as its run's ``identity``
+(its sample, its seed) must agree, else the run stops with an error before it
+writes anything; any other key that differs is printed (the continuation
+departs from the uninterrupted run, e.g. after lowering a time step).
 """
 from __future__ import annotations
 
+import json
 import signal
 import sys
 
-from .io.checkpoint import Checkpointer, checkpoint_step, restart, write_checkpoint
+from .errors import InputError
+from .io.checkpoint import Checkpointer, checkpoint_step, read_config, restart, write_checkpoint
 from .io.hdf5_output import Hdf5Output
 from .progress import Progress
 
@@ -35,6 +43,33 @@ def open_output(path, cfg: dict, comm=None) -> Hdf5Output:
     later records and snapshots are dropped, as the restarted run writes them again)."""
     resume = checkpoint_step(cfg["restart"]) if cfg["restart"] else None
     return Hdf5Output(path, cfg, comm, resume_step=resume)
+
+
+def restart_departures(saved: dict, cfg: dict) -> dict:
+    """{key: (checkpoint's value, this run's value)} for every key of `cfg` but the run
+    keys (``RUN_DEFAULTS``) whose value differs from the one saved in the checkpoint (as
+    JSON, the way it was saved); empty when the checkpoint saved no configuration."""
+    if not saved:
+        return {}
+    now = json.loads(json.dumps(cfg, default=str))
+    missing = object()
+    return {k: (saved.get(k, "(not saved)"), now[k]) for k in sorted(now)
+            if k not in RUN_DEFAULTS and saved.get(k, missing) != now[k]}
+
+
+def check_restart(path, cfg: dict, identity=(), log=print) -> None:
+    """Stop with an InputError when the checkpoint at `path` was written by a run whose
+    `identity` keys differ from `cfg`'s (another sample, seed, case); print the other keys
+    that differ (module docstring). Reads the checkpoint's attributes only."""
+    departures = restart_departures(read_config(path), cfg)
+    wrong = {k: v for k, v in departures.items() if k in identity}
+    if wrong:
+        listed = "; ".join(f"{k} = {a!r} there, {b!r} here" for k, (a, b) in wrong.items())
+        raise InputError(f"checkpoint {path} belongs to another run ({listed}): restart it "
+                         "with its own settings, or start afresh without restart")
+    if departures:
+        log("  the restart departs from the checkpoint's configuration: " + ", ".join(
+            f"{k} {a!r} -> {b!r}" for k, (a, b) in departures.items()))
 
 
 def install_run_systems(world, cfg: dict) -> Checkpointer | None:
@@ -55,7 +90,8 @@ def run_until(world, total_steps: int, until, check_every: int) -> None:
         world.run(min(chunk, int(total_steps) - world.step))
 
 
-def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int = 1000) -> int:
+def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int = 1000,
+              identity=()) -> int:
     """Set up (or restart), run to `total_steps`; returns the process exit status (0 on soft kill).
 
     ``world.first_step`` is the step the run started from (0, or the checkpoint's). A
@@ -65,8 +101,12 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
     the run early when it returns True (an experiment that ends on a condition, e.g. a
     strain reached); it must give the same answer on every rank (read replicated state).
     It is asked at steps that are multiples of `check_every`, so a restarted run ends at
-    the same step as an uninterrupted one.
+    the same step as an uninterrupted one. `identity`: the configuration keys a restart
+    must share with the checkpoint (``check_restart``).
     """
+    if cfg["restart"]:
+        check_restart(cfg["restart"], cfg, identity,
+                      log=print if world.comm.rank == 0 else (lambda *a, **k: None))
     checkpointer = install_run_systems(world, cfg)
     if cfg["restart"]:
         configured_dt = world.dt

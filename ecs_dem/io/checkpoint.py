@@ -27,6 +27,7 @@ saved ones, so the continuation agrees to round-off.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -101,12 +102,62 @@ def write_checkpoint(world, path, config: dict | None = None) -> Path:
     return path
 
 
-def read_config(path) -> dict:
-    """The configuration saved in a checkpoint (any rank, no MPI needed)."""
+#: what a checkpoint that h5py cannot open, or that lacks a part, raises (as InputError)
+UNREADABLE = (OSError, KeyError, ValueError, TypeError)
+
+
+def _unreadable(path, exc) -> InputError:
+    return InputError(f"checkpoint {path} cannot be read ({type(exc).__name__}: {exc}): it is "
+                      "not a complete ecs_dem checkpoint (cut short, damaged, or another kind of "
+                      "file); restart from another checkpoint, or start afresh without restart")
+
+
+@contextlib.contextmanager
+def _opened(path):
+    """The checkpoint at `path` opened read-only (any rank, no MPI); InputError if it is
+    missing or unreadable."""
     import h5py
 
-    with h5py.File(path, "r") as f:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"checkpoint {path} does not exist")
+    try:
+        f = h5py.File(path, "r")
+    except UNREADABLE as exc:
+        raise _unreadable(path, exc) from None
+    with f:
+        try:
+            yield f
+        except InputError:
+            raise
+        except UNREADABLE as exc:
+            raise _unreadable(path, exc) from None
+
+
+def read_config(path) -> dict:
+    """The configuration saved in a checkpoint (any rank, no MPI needed)."""
+    with _opened(path) as f:
         return json.loads(f.attrs["config"])
+
+
+def _metadata(path) -> dict:
+    """A checkpoint's attributes and table list (rank 0); InputError if unreadable."""
+    with _opened(path) as f:
+        a = f.attrs
+        if int(a.get("format", -1)) != FORMAT:
+            raise InputError(f"checkpoint {path} has format {a.get('format')}, this ecs_dem reads {FORMAT}")
+        meta = {k: a[k] for k in ("step", "time", "dt", "ranks", "config", "rng")}
+        meta["tables"] = {n: (g.attrs["kind"], int(g.attrs["next_gid"]), list(g))
+                          for n, g in f["tables"].items()}
+        for name, g in f["tables"].items():  # every rank's slice must be whole
+            lengths = {k: d.shape[0] for k, d in g.items() if k != "rank_rows"}
+            if "rank_rows" in g:
+                lengths["sum of rank_rows"] = int(np.sum(g["rank_rows"][:]))
+            if len(set(lengths.values())) > 1:
+                raise InputError(f"checkpoint {path}: table '{name}' has fields of different "
+                                 f"lengths {lengths}: the file is damaged; restart from another "
+                                 "checkpoint")
+        return meta
 
 
 def restart(world, path) -> dict:
@@ -121,16 +172,16 @@ def restart(world, path) -> dict:
     if not path.is_file():
         raise InputError(f"checkpoint {path} does not exist")
     world.prepare()
-    sf = SharedFile(path, "r", comm)
     meta = None
-    if comm.rank == 0:
-        a = sf.file.attrs
-        if int(a.get("format", -1)) != FORMAT:
-            raise InputError(f"checkpoint {path} has format {a.get('format')}, this ecs_dem reads {FORMAT}")
-        meta = {k: a[k] for k in ("step", "time", "dt", "ranks", "config", "rng")}
-        meta["tables"] = {n: (g.attrs["kind"], int(g.attrs["next_gid"]), list(g))
-                          for n, g in sf.file["tables"].items()}
+    if comm.rank == 0:  # an unreadable file is found here, before any rank reads rows
+        try:
+            meta = _metadata(path)
+        except InputError as exc:
+            meta = {"error": str(exc)}
     meta = comm.broadcast_object(meta)
+    if "error" in meta:
+        raise InputError(meta["error"])
+    sf = SharedFile(path, "r", comm)
     exact = int(meta["ranks"]) == comm.size
     for name, (kind, next_gid, fields) in meta["tables"].items():
         if name not in world.tables:
@@ -198,10 +249,5 @@ class Checkpointer(System):
 
 def checkpoint_step(path) -> int:
     """The step a checkpoint was written at (any rank, no MPI needed)."""
-    import h5py
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"checkpoint {path} does not exist")
-    with h5py.File(path, "r") as f:
+    with _opened(path) as f:
         return int(f.attrs["step"])

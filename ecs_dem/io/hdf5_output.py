@@ -14,11 +14,16 @@ Layout (README.md, "Output layout", shows how to read it)::
 
 All ranks write one file collectively (``parallel_h5.SharedFile``). The file
 is flushed after every write, so a run that stops on an error keeps
-everything written before it. ``<file>.xdmf`` is rewritten after every
+everything written before it. It is opened at the first write, not when the
+driver creates its ``Hdf5Output``: an input error found while the world is
+built, set up or restarted (a corrupt checkpoint, overlapping particles, a
+time step above the limit) leaves the file of an earlier run of the same name
+as it was, neither truncated nor trimmed. ``<file>.xdmf`` is rewritten after every
 snapshot so ParaView can open the run while it goes.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -36,31 +41,66 @@ class Hdf5Output:
     ``resume_step``: continue an existing file after a restart from that step;
     snapshots and time-series records after it (written after the checkpoint
     by the interrupted run) are dropped, everything before is kept.
+    The file is created (or continued and trimmed) at the first write or at a
+    ``close`` without an error, not here (module docstring); here only the
+    path is checked. Every rank constructs it and takes part in every write.
     """
 
     def __init__(self, path, config: dict | None = None, comm=None, resume_step: int | None = None):
-        from .. import __version__
-
         self.comm = comm if comm is not None else SerialComm()
         self.path = Path(path)
+        self.config = config
+        self.resume_step = resume_step
+        self.xdmf_path = self.path.with_suffix(".xdmf")
+        self._snapshots: list = []
+        self._shared = None
+        problem = None
+        if self.comm.rank == 0:
+            problem = _unwritable(self.path)
+        if self.comm.size > 1:
+            problem = self.comm.broadcast_object(problem)
+        if problem:
+            raise InputError(problem)
+
+    @property
+    def opened(self) -> bool:
+        """Whether this run has opened (created or continued) its file."""
+        return self._shared is not None
+
+    @property
+    def snapshots(self) -> list:
+        """(step, time, group, {dataset: (shape, dtype)}) of the file's snapshots, for the
+        XDMF sidecar; opens the file (collective)."""
+        if self._shared is None:
+            self._open()
+        return self._snapshots
+
+    @property
+    def shared(self):
+        """The shared file, opened on first use (collective)."""
+        if self._shared is None:
+            self._open()
+        return self._shared
+
+    def _open(self) -> None:
+        from .. import __version__
+
         if self.comm.rank == 0:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.comm.barrier()
-        resume = resume_step is not None and self.path.is_file()
-        self.shared = SharedFile(self.path, "a" if resume else "w", self.comm)
-        self.xdmf_path = self.path.with_suffix(".xdmf")
-        self.snapshots: list = []
-        f = self.shared.file
+        resume = self.resume_step is not None and self.path.is_file()
+        self._shared = SharedFile(self.path, "a" if resume else "w", self.comm)
+        f = self._shared.file
         if resume:
-            self._resume(resume_step)
+            self._resume(self.resume_step)
         elif f is not None:
             f.attrs["ecs_dem_version"] = __version__
             f.attrs["ranks"] = self.comm.size
-            if config is not None:
-                f.attrs["config"] = "\n".join(f"{k} = {config[k]!r}" for k in sorted(config))
+            if self.config is not None:
+                f.attrs["config"] = "\n".join(f"{k} = {self.config[k]!r}" for k in sorted(self.config))
             f.create_group("snapshots")
             f.create_group("timeseries")
-        self.shared.flush()
+        self._shared.flush()
 
     @property
     def file(self):
@@ -95,7 +135,7 @@ class Hdf5Output:
                     self._recreate_series(ts, name, rows)
                 else:
                     ts[name].resize(rows, axis=0)
-        self.snapshots = keep
+        self._snapshots = keep
         self.shared.flush()
 
     def _recreate_series(self, ts, name: str, rows: int) -> None:
@@ -144,7 +184,7 @@ class Hdf5Output:
             g.attrs["step"] = step
             g.attrs["time"] = time
         self.shared.flush()
-        self.snapshots.append((step, time, "/" + group, meta))
+        self._snapshots.append((step, time, "/" + group, meta))
         if self.comm.rank == 0 and "position" in meta:
             write_xdmf(self.xdmf_path, self.path, self.snapshots)
 
@@ -186,14 +226,34 @@ class Hdf5Output:
                 d[-1] = value
         self.shared.flush()
 
-    def close(self) -> None:
-        self.shared.close()
+    def close(self, failed: bool = False) -> None:
+        """Close the file; a run that wrote nothing still leaves its (empty) file, unless it
+        `failed` (an error before its first write: an earlier run's file stays as it was)."""
+        if self._shared is None and not failed:
+            self._open()
+        if self._shared is not None:
+            self._shared.close()
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        self.close(failed=exc_type is not None)
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why an output file cannot be written at `path` (None if it can), without touching it."""
+    if path.is_dir():
+        return f"output file {path} is a directory: choose a file name (or another directory)"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return (f"cannot create output file {path}: {parent} is a file, not a directory; "
+                "choose another output directory")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return f"cannot write output file {path}: permission denied; choose another output directory"
+    return None
 
 
 class SnapshotWriter(System):

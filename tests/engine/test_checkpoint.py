@@ -127,3 +127,44 @@ def test_checkpointer_writes_periodically_and_on_stop(tmp_path):
     world.stop_requested = 15
     ck.on_stop(world)
     assert ck.last_written == 60
+
+
+def damaged_copies(tmp_path):
+    """A good checkpoint of the dense bed, and damaged versions of it: (label, path)."""
+    import shutil
+
+    import h5py
+
+    world = dense_bed(SerialComm())
+    world.run(3)
+    good = write_checkpoint(world, tmp_path / "good.h5", {"seed": 1})
+    text = tmp_path / "text.h5"
+    text.write_text("not a checkpoint\n")
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(good.read_bytes()[:2000])
+    no_step = tmp_path / "no_step.h5"
+    shutil.copy(good, no_step)
+    with h5py.File(no_step, "a") as f:
+        del f.attrs["step"]
+    short = tmp_path / "short.h5"
+    shutil.copy(good, short)
+    with h5py.File(short, "a") as f:
+        position = f["tables/particles/position"][:]
+        del f["tables/particles/position"]
+        f["tables/particles/position"] = position[:-5]
+    return good, [("text", text), ("cut", cut), ("no_step", no_step), ("short", short)]
+
+
+def test_a_damaged_checkpoint_is_an_input_error_that_names_the_file(tmp_path):
+    from ecs_dem.io.checkpoint import checkpoint_step, read_config
+
+    good, damaged = damaged_copies(tmp_path)
+    assert checkpoint_step(good) == 3 and read_config(good) == {"seed": 1}
+    for label, path in damaged:
+        with pytest.raises(InputError, match=f"checkpoint {path}") as info:
+            restart(dense_bed(SerialComm()), path)
+        assert ("cannot be read" in str(info.value)) == (label != "short"), label
+        assert ("different lengths" in str(info.value)) == (label == "short"), label
+        if label in ("text", "cut", "no_step"):
+            with pytest.raises(InputError, match="cannot be read"):
+                checkpoint_step(path)

@@ -3,8 +3,10 @@ import xml.etree.ElementTree as ET
 
 import h5py
 import numpy as np
+import pytest
 
 from ecs_dem.comm import SerialComm
+from ecs_dem.errors import InputError
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from mpi_scenarios import dense_bed
 
@@ -78,3 +80,40 @@ def test_time_series_grows_and_resume_drops_later_records(tmp_path):
     with h5py.File(path) as f:
         np.testing.assert_array_equal(f["timeseries/step"][:], [0, 10, 20, 30])
         np.testing.assert_array_equal(f["timeseries/kinetic_energy"][:], [0, 10, 20, -1])
+
+
+def records(path) -> list[int]:
+    with h5py.File(path) as f:
+        return f["timeseries/step"][:].tolist()
+
+
+def test_a_run_that_fails_before_its_first_write_leaves_the_earlier_file_as_it_was(tmp_path):
+    path = tmp_path / "run.h5"
+    with Hdf5Output(path) as out:
+        for step in range(0, 50, 10):
+            out.append(step, 0.1 * step, {"e": float(step)})
+    before = path.read_bytes()
+    for resume in (None, 20):  # a fresh run of the same name; a restart from step 20
+        with pytest.raises(InputError):
+            with Hdf5Output(path, {"seed": 2}, resume_step=resume) as out:
+                raise InputError("found while the world was built")  # e.g. a bad checkpoint
+        assert not out.opened and path.read_bytes() == before
+    with Hdf5Output(path, resume_step=20) as out:  # the restart that works trims on its write
+        assert records(path) == [0, 10, 20, 30, 40]
+        out.append(30, 3.0, {"e": -1.0})
+    assert records(path) == [0, 10, 20, 30]
+    with Hdf5Output(path):  # a fresh run that writes nothing still replaces the file
+        pass
+    with h5py.File(path) as f:
+        assert "step" not in f["timeseries"] and list(f["snapshots"]) == []
+
+
+def test_an_output_path_that_cannot_be_written_is_an_input_error_before_anything_changes(
+        tmp_path):
+    (tmp_path / "plain").write_text("a file where a directory should be\n")
+    (tmp_path / "folder.h5").mkdir()
+    with pytest.raises(InputError, match="is a file, not a directory"):
+        Hdf5Output(tmp_path / "plain" / "sub" / "run.h5")
+    with pytest.raises(InputError, match="is a directory"):
+        Hdf5Output(tmp_path / "folder.h5")
+    assert (tmp_path / "plain").read_text() == "a file where a directory should be\n"

@@ -5,7 +5,7 @@ import signal
 
 import pytest
 
-from ecs_dem import Box, Stage, System, World
+from ecs_dem import Box, InputError, Stage, System, World
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.runner import RUN_DEFAULTS, run_world
@@ -114,3 +114,25 @@ def test_a_signal_between_chunks_stops_the_next_chunk_at_its_first_step():
         os.kill(os.getpid(), signal.SIGTERM)  # outside run(): the block's handler catches it
         world.run(10)
     assert world.stop_requested == signal.SIGTERM and probe.stopped_at == 4
+
+
+def test_a_restart_from_another_runs_checkpoint_is_refused_and_other_changes_are_printed(
+        tmp_path, capsys):
+    from ecs_dem.io.checkpoint import write_checkpoint
+
+    saved = dict(RUN_DEFAULTS, progress=False, seed=1, sample_every=200, note=(1, 2))
+    world = small_world()
+    world.setup()
+    world.run(10)
+    path = str(tmp_path / "ck.h5")
+    write_checkpoint(world, path, saved)
+    other_seed = dict(saved, seed=2, restart=path)
+    with pytest.raises(InputError, match=r"belongs to another run \(seed = 1 there, 2 here\)"):
+        run_world(small_world(), other_seed, 20, identity=("seed",))
+    same = small_world()  # the same run, recorded more often: allowed, and said
+    run_world(same, dict(saved, sample_every=100, restart=path), 20,
+              identity=("seed", "note"))
+    out = capsys.readouterr().out
+    assert "departs from the checkpoint's configuration: sample_every 200 -> 100" in out
+    assert "seed" not in out.split("departs")[1] and "note" not in out  # a tuple saved as a list
+    assert same.step == 20
