@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ecs_dem.errors import InputError
+
 
 @dataclass(frozen=True)
 class Mesh:
@@ -29,9 +31,9 @@ class Mesh:
         v = np.ascontiguousarray(self.vertices, dtype=np.float64)
         t = np.ascontiguousarray(self.triangles, dtype=np.int64)
         if v.ndim != 2 or v.shape[1] != 3:
-            raise ValueError(f"mesh vertices must have shape (n, 3), got {v.shape}")
+            raise InputError(f"mesh vertices must have shape (n, 3), got {v.shape}")
         if t.ndim != 2 or t.shape[1] != 3:
-            raise ValueError(f"mesh triangles must have shape (m, 3), got {t.shape}")
+            raise InputError(f"mesh triangles must have shape (m, 3), got {t.shape}")
         object.__setattr__(self, "vertices", v)
         object.__setattr__(self, "triangles", t)
 

@@ -33,8 +33,9 @@ def _coerce(key: str, value, default):
         try:
             number = float(value) if isinstance(default, float) else int(value)
         except (TypeError, ValueError):
-            raise ConfigError(
-                f"config key '{key}' takes a {type(default).__name__} (got {value!r})") from None
+            kind = type(default).__name__
+            raise ConfigError(f"config key '{key}' takes {'an' if kind == 'int' else 'a'} {kind} "
+                              f"(got {value!r})") from None
         return number
     if isinstance(default, (list, tuple)):
         if isinstance(value, str):

@@ -66,7 +66,9 @@ def resolve_references(anchor_table, table, anchor_rows: np.ndarray, ghost_range
                 f"table '{table.name}': element gid {int(table.gid[k // width])} reaches "
                 f"{anchor_table.name} gid {int(flat[k])}, which is not within the ghost width "
                 f"({ghost_range:.4g} m) of its anchor: the element spans more than its system's "
-                "interaction_range declares. Raise that range (or shorten the element)")
+                "interaction_range declares. Either it stretched that far (raise the range its "
+                "system takes, e.g. a membrane's max_stretch, or shorten the element) or the run "
+                "blew up (lower the time step, or check the element's stiffness and load)")
         table.with_ghosts(row_field)[...] = rows.reshape(table.with_ghosts(row_field).shape)
 
 

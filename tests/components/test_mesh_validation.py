@@ -248,3 +248,10 @@ def test_boundary_loops_of_a_sheet_and_a_cylinder():
     ends = sorted(float(tube.vertices[lp, 2].mean()) for lp in loops)
     assert ends == pytest.approx([0.0, 0.5], abs=1e-15)
     assert boundary_loops(icosphere(1, 1)) == []
+
+
+def test_arrays_of_the_wrong_shape_are_an_input_error_naming_the_shape():
+    with pytest.raises(InputError, match=r"vertices must have shape \(n, 3\), got \(4, 2\)"):
+        Mesh(np.zeros((4, 2)), np.array([[0, 1, 2]]))
+    with pytest.raises(InputError, match=r"triangles must have shape \(m, 3\), got \(1, 4\)"):
+        Mesh(np.zeros((4, 3)), np.array([[0, 1, 2, 3]]))

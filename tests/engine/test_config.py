@@ -130,3 +130,10 @@ def test_malformed_inputs(tmp_path):
     bad.write_text("steps = = 3\n")
     with pytest.raises(ConfigError, match="bad.toml"):
         load_config(DEFAULTS, ["--config", str(bad)])
+
+
+def test_a_value_of_the_wrong_type_names_the_key_and_the_type():
+    with pytest.raises(ConfigError, match=r"config key 'steps' takes an int \(got 'ten'\)"):
+        load_config(DEFAULTS, ["--set", "steps=ten"])
+    with pytest.raises(ConfigError, match=r"config key 'dt' takes a float \(got 'small'\)"):
+        load_config(DEFAULTS, ["--set", "dt=small"])
