@@ -96,7 +96,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, StateError, World
+from ecs_dem import Box, InputError, StateError, UnstableTimeStepError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_stress
 from ecs_dem.components.mesh_generators import cylinder
@@ -104,7 +104,7 @@ from ecs_dem.components.particles import add_particles, attach_to_wall, create_p
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import load_config
-from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS, check_restart, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -178,28 +178,100 @@ def run_name(cfg: dict) -> str:
 
 
 def choose_case_and_model(argv) -> tuple[dict, list[str]]:
-    """The defaults for ``--case`` and ``--model`` (also as ``--set case=...``), and the other
-    arguments for load_config."""
+    """The defaults for the case and the model, and the other arguments for load_config.
+
+    Both are read, last one first, from ``--case``/``--model``, ``--set case=...``, and
+    the ``--config`` file's ``case``/``model``: the case chooses the geometry's defaults
+    before the rest of the configuration is read (a file that sets ``case = "1"`` runs case
+    1's sample, under case 1's name)."""
     defaults, rest = dict(DEFAULTS), []
     args = list(sys.argv[1:] if argv is None else argv)
+    chosen: dict[str, str] = {}
     k = 0
     while k < len(args):
         a = args[k]
-        if a in ("--case", "--model") and k + 1 < len(args):
-            defaults[a[2:]] = args[k + 1]
+        if a in ("--case", "--model"):
+            if k + 1 == len(args) or args[k + 1].startswith("--"):
+                raise InputError(f"{a} needs a value: " + (
+                    "small, 1 or 2" if a == "--case" else "patch or particle"))
+            chosen[a[2:]] = args[k + 1]
             k += 2
             continue
+        if a == "--config" and k + 1 < len(args):
+            for key, value in _case_and_model_in(args[k + 1]).items():
+                chosen.setdefault(key, value)  # the command line wins over the file
         if a == "--set" and k + 1 < len(args) and args[k + 1].split("=")[0].strip() in ("case", "model"):
             key, value = args[k + 1].split("=", 1)
-            defaults[key.strip()] = value.strip()
+            chosen[key.strip()] = value.strip()
         rest.append(a)
         k += 1
+    defaults.update(chosen)
     if defaults["case"] not in CASES:
-        raise InputError(f"--case {defaults['case']!r}: choose one of {sorted(CASES)}")
+        raise InputError(f"case {defaults['case']!r}: choose one of {sorted(CASES)}")
     if defaults["model"] not in MODELS:
-        raise InputError(f"--model {defaults['model']!r}: choose patch or particle")
+        raise InputError(f"model {defaults['model']!r}: choose patch or particle")
     defaults.update(CASES[defaults["case"]])
+    # last, so that they win over a --config file's case and model in load_config as here
+    rest += ["--set", f"case={defaults['case']}", "--set", f"model={defaults['model']}"]
     return defaults, rest
+
+
+def _case_and_model_in(path) -> dict:
+    """``case`` and ``model`` as a TOML config file sets them (as text); {} if the file
+    cannot be read (load_config then says why)."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            values = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    return {key: str(values[key]) for key in ("case", "model") if key in values}
+
+
+#: (key, lowest, highest, whether the bounds are included): the values a run can use
+RANGES = (
+    ("radius_min", 0.0, math.inf, False), ("radius_max", 0.0, math.inf, False),
+    ("radius", 0.0, math.inf, False), ("height", 0.0, math.inf, False),
+    ("solid_fraction", 0.0, 0.74, False), ("patch_edge", 0.0, math.inf, False),
+    ("particle_edge", 0.0, math.inf, False), ("vertex_radius", 0.0, math.inf, False),
+    ("confining_stress", 0.0, math.inf, False), ("confine_ramp", 0.0, math.inf, False),
+    ("equilibrium_tolerance", 0.0, math.inf, False), ("kinetic_tolerance", 0.0, math.inf, False),
+    ("equilibrium_checks", 1, math.inf, True), ("confine_max", 0.0, math.inf, False),
+    ("servo_gain", 0.0, math.inf, False), ("servo_max_speed", 0.0, math.inf, False),
+    ("platen_speed", 0.0, math.inf, False), ("max_strain", 0.0, 1.0, False),
+    ("gravity", 0.0, math.inf, True), ("dt_fraction", 0.0, 1.0, False),
+    ("particle_dt_fraction", 0.0, 1.0, False), ("skin", 0.0, math.inf, False),
+    ("max_stretch", 1.0, math.inf, False), ("collapse_threshold", 0.0, 1.0, True),
+    ("collapse_stiffness", 0.0, math.inf, True), ("sample_every", 1, math.inf, True),
+    ("snapshot_every", 0, math.inf, True), ("checkpoint_every", 0, math.inf, True),
+)
+
+#: what a restart must share with its checkpoint (ecs_dem.runner.check_restart): the
+#: sample, the membrane and the test; time step, output, equilibrium and stop criteria
+#: may change (the run then departs from the uninterrupted one, and says so)
+IDENTITY = ("case", "model", "seed", "radius", "height", "solid_fraction", "grains",
+            "radius_min", "radius_max", "grain_modulus", "grain_poisson", "grain_friction",
+            "grain_density", "grain_restitution", "membrane_modulus", "membrane_poisson",
+            "membrane_thickness", "membrane_friction", "membrane_density",
+            "membrane_restitution", "membrane_damping", "bending_stiffness", "bending_damping",
+            "bending", "patch_edge", "particle_edge", "vertex_radius", "confining_stress",
+            "confine_ramp", "platen_speed", "gravity")
+
+
+def check_ranges(cfg: dict) -> None:
+    """InputError naming the first key whose value no run can use (RANGES), before anything
+    is prepared or written."""
+    for key, low, high, closed in RANGES:
+        value = cfg[key]
+        inside = (low <= value <= high) if closed else (low < value < high)
+        if not (inside and math.isfinite(value)):
+            bounds = (f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})").replace(
+                "inf", "infinity")
+            raise InputError(f"config key '{key}' = {value!r} is outside {bounds}")
+    if cfg["radius_max"] < cfg["radius_min"]:
+        raise InputError(f"config key 'radius_max' = {cfg['radius_max']!r} is below "
+                         f"radius_min = {cfg['radius_min']!r}")
 
 
 def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
@@ -260,41 +332,54 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
 def main(argv=None) -> int:
     comm = default_comm()
     log = print if comm.rank == 0 else (lambda *a, **k: None)
-    h5 = None
+    output = None
     try:
         defaults, rest = choose_case_and_model(argv)
-        cfg = load_config(defaults, rest, description=__doc__.splitlines()[0])
+        cfg = load_config(defaults, rest, description=__doc__.splitlines()[0]
+                          + " (--case small|1|2, --model patch|particle)")
+        check_ranges(cfg)
         directory = Path(cfg["output_dir"])
         name = run_name(cfg)
         if not cfg["checkpoint"]:
             cfg["checkpoint"] = str(directory / f"{name}.checkpoint.h5")
+        h5 = directory / f"{name}.h5"
+        # checks the path, opens nothing: the file is written from the first record on, so an
+        # input error until then leaves an earlier run's files as they were
+        output = open_output(h5, cfg, comm)
+        if cfg["restart"]:  # before a packing is prepared for a run that cannot continue
+            check_restart(cfg["restart"], cfg, IDENTITY, log=lambda *a: None)
         pack = packing(cfg, directory / f"{cfg['case']}_seed{cfg['seed']}_packing.npz", comm, log)
         log(f"triaxial {name}: {pack['radius'].size} grains, solid fraction {pack['solid_fraction']:.4f} "
             f"(radii scaled by {pack['shrink']:.5f} to remove the preparation's overlaps)")
         if pack["shrink"] < 0.99:
             log("  warning: the preparation overlapped by more than 1 %: solid_fraction is above "
                 "jamming for this cylinder; lower it for grains closer to their radii")
-        h5 = directory / f"{name}.h5"
         t0 = time.perf_counter()
-        with open_output(h5, cfg, comm) as output:
+        with output:
             world, control = build_world(cfg, pack, output, comm, log)
             shear_time = cfg["height"] * (1 - math.exp(-cfg["max_strain"])) / cfg["platen_speed"]
             limit = int(math.ceil(1.5 * (cfg["confine_ramp"] + cfg["confine_max"] + shear_time)
                                   / world.dt))
             log(f"  dt = {world.dt:.3g} s, membrane {cfg['model']}, "
                 f"sigma_c = {cfg['confining_stress'] / 1e3:g} kPa")
-            status = run_world(world, cfg, limit, until=is_done, check_every=cfg["sample_every"])
+            status = run_world(world, cfg, limit, until=is_done, check_every=cfg["sample_every"],
+                               identity=IDENTITY)
             elapsed = time.perf_counter() - t0
             if world.stop_requested:
                 return status
             if not is_done(world):
                 log(f"  the run reached its step limit ({limit}) before max_strain")
+    except UnstableTimeStepError as exc:
+        key = "particle_dt_fraction" if cfg["model"] == "particle" else "dt_fraction"
+        print(f"error: {exc}\n  here: lower {key} (now {cfg[key]:g}, a fraction of the "
+              "grains' Rayleigh time)", file=sys.stderr)
+        return 2
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except StateError as exc:  # the run broke down on one rank (several: World.run ended them)
         print(f"error: {exc}", file=sys.stderr)
-        if comm.rank == 0 and h5 is not None and h5.is_file():  # keep the curves to the stop
+        if comm.rank == 0 and output is not None and output.opened:  # the curves to the stop
             log(f"  the curves to the stop: {write_run_csv(h5, directory / f'{name}.csv')}")
             for line in write_case_report(directory, cfg["case"], cfg["confining_stress"]):
                 log(line)

@@ -154,3 +154,60 @@ def test_a_run_that_breaks_down_stops_with_the_error_and_keeps_its_curves(tmp_pa
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
     assert np.array_equal(read(tmp_path / "small_patch_seed1.csv")["step"], data["step"])
+
+
+def test_a_config_files_case_and_model_choose_the_sample_and_the_command_line_wins(tmp_path):
+    config = tmp_path / "case2.toml"
+    config.write_text('case = "2"\nmodel = "particle"\n')
+
+    def shown(*args):
+        res = run("--config", str(config), *args, "--show-config")
+        assert res.returncode == 0, res.stderr
+        return dict(line.split(" = ", 1) for line in res.stdout.splitlines())
+
+    cfg = shown()
+    assert (cfg["case"], cfg["model"], float(cfg["radius"]), float(cfg["height"])) == (
+        "'2'", "'particle'", 0.035, 0.14)
+    cfg = shown("--case", "small", "--set", "model=patch")
+    assert (cfg["case"], cfg["model"], float(cfg["radius"])) == ("'small'", "'patch'", R)
+    config.write_text('case = "3"\n')
+    res = run("--config", str(config), "--set", f"output_dir={tmp_path}")
+    assert res.returncode == 2 and "choose one of" in res.stderr and not any(tmp_path.glob("*.h5"))
+
+
+def test_bad_input_and_a_foreign_or_damaged_checkpoint_leave_the_earlier_run_as_it_was(
+        finished, tmp_path):
+    import shutil
+
+    import h5py
+
+    reference, res = finished("patch")
+    assert res.returncode == 0, res.stderr
+    for f in reference.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    h5 = tmp_path / "small_patch_seed1.h5"
+    checkpoint = tmp_path / "small_patch_seed1.checkpoint.h5"
+    damaged = tmp_path / "damaged.checkpoint.h5"  # an earlier step, and a field cut short
+    shutil.copy(checkpoint, damaged)
+    with h5py.File(damaged, "a") as f:
+        f.attrs["step"] = 100
+        position = f["tables/particles/position"][:]
+        del f["tables/particles/position"]
+        f["tables/particles/position"] = position[:-5]
+    before = {p.name: p.read_bytes() for p in (h5, checkpoint)}
+    assert timeseries(h5)["step"][-1] > 100
+    cases = [(["max_strain=-0.1"], "'max_strain' = -0.1 is outside (0, 1)"),
+             (["confining_stress=-1e5"], "'confining_stress' = -100000.0 is outside"),
+             ([f"restart={damaged}"], "different lengths"),
+             ([f"restart={h5}"], "cannot be read")]  # the output file, not a checkpoint
+    for extra, message in cases:
+        res = run(*settings(tmp_path, extra))
+        assert res.returncode == 2 and message in res.stderr, res.stderr[-2000:]
+        assert "Traceback" not in res.stderr
+        assert {p.name: p.read_bytes() for p in (h5, checkpoint)} == before, extra
+    # the seed-2 run would write its own files: refused before it writes them
+    res = run(*settings(tmp_path, ["seed=2", f"restart={checkpoint}"]))
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert "belongs to another run (seed = 1 there, 2 here)" in res.stderr
+    assert not (tmp_path / "small_patch_seed2.h5").exists()
+    assert not (tmp_path / "small_seed2_packing.npz").exists()  # nor prepares its sample
