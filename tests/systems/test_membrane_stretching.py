@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ecs_dem import Box, World
+from ecs_dem import Box, StateError, UnstableTimeStepError, World
 from ecs_dem.components.membranes import add_membrane
 from ecs_dem.components.mesh import Mesh
 from ecs_dem.components.particles import add_particles
@@ -91,3 +91,36 @@ def test_builder_gives_eq7_stiffness_damping_ratio_and_lumped_masses():
     # the hinge on the shared edge 1-2: wings 0 and 3, edge from 1 to 2 (triangle 0 runs 1 -> 2)
     np.testing.assert_array_equal(world.membrane_hinges.vertices[0], [0, 3, 1, 2])
     assert world.membrane_hinges.rest_angle[0] == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.15, 1.0])
+def test_the_time_step_check_sits_at_the_oscillators_stability_limit(gamma):
+    """Velocity Verlet keeps a damped two-body oscillator bounded up to
+    dt = (2 / omega) (sqrt(1 + gamma^2) - gamma) and not beyond: the check refuses just above
+    it, naming the spring, and lets a run just below it go."""
+    limit = 2 / OMEGA0 * (math.sqrt(1 + gamma**2) - gamma)
+    below = oscillator(gamma)
+    below.dt = 0.99 * limit
+    s = extension_history(below, 300)
+    assert np.all(np.abs(s) <= 0.05 * L0 * 1.001)
+    above = oscillator(gamma)
+    above.dt = 1.01 * limit
+    with pytest.raises(UnstableTimeStepError, match=r"spring 0 \(membrane -1, particles \[0, 1\]"):
+        above.step_once()
+    unchecked = oscillator(gamma)
+    unchecked.dt = 1.01 * limit
+    next(s for s in unchecked.systems if isinstance(s, SpringForces)).check_time_step = False
+    with pytest.raises(StateError):  # it grows until the spring leaves the ghost width
+        extension_history(unchecked, 300)
+
+
+def test_a_fixed_end_gives_the_spring_the_free_mass_alone():
+    world = oscillator(0.0)
+    world.particles.fixed[world.particles.rows_of([1])] = True
+    world.dt = 1.01 * 2 / math.sqrt(K / M1)
+    with pytest.raises(UnstableTimeStepError):
+        world.step_once()
+    world = oscillator(0.0)
+    world.particles.fixed[world.particles.rows_of([1])] = True
+    world.dt = 0.99 * 2 / math.sqrt(K / M1)
+    world.run(5)
