@@ -80,6 +80,15 @@ runs of the case found there, ``<case>.png`` (sigma_d and eps_v against
 eps, both models on one figure when both were run) and ``<case>_summary.csv``
 (peak sigma_d, strain at peak, mobilised friction angle, dilatancy).
 
+Bad input stops the run with ``error: ...`` and exit code 2 before anything is
+prepared or written: an unknown key, a value outside its range (``RANGES``), an
+unknown case or model (from ``--case``/``--model``, ``--set`` or the
+``--config`` file, in that order of precedence), a time step above a stable
+limit (lower ``dt_fraction``), a checkpoint that cannot be read or that belongs
+to another run (``IDENTITY``: the sample, seed, membrane and loading must
+agree; other keys may change and are listed). The files of an earlier run of
+the same name stay as they were.
+
 A run that breaks down (a membrane element collapsed or overstretched) prints
 ``error: ...`` and exits with code 3, keeping everything written so far; on
 one rank it also writes the CSV and the case report. On several ranks the
