@@ -609,14 +609,42 @@ class World:
         """State was loaded from a checkpoint: ghosts and forces are current, nothing pending.
 
         Row references of anchored tables are resolved anew (ghost element rows
-        were rebuilt by replaying the saved send lists).
+        were rebuilt by replaying the saved send lists), at the positions of the
+        last rebuild, where the uninterrupted run resolved them: since then the
+        rows have moved by up to half the skin each, and a pair listed within
+        the cut-off plus the skin may now lie farther apart than the ghost width.
         """
         for t in self.spatial_tables():
-            for dep in self.anchored_tables(t):
-                self._resolve_references(t, dep)
+            deps = self.anchored_tables(t)
+            if deps:
+                with self._positions_of_last_rebuild(t):
+                    for dep in deps:
+                        self._resolve_references(t, dep)
         self._halo = HaloState()
         self._is_setup = True
         self._compile_row_kernels()
+
+    @contextlib.contextmanager
+    def _positions_of_last_rebuild(self, table: Table):
+        """Inside the block, `table`'s owned rows sit at the positions of the last rebuild
+        (the domain's displacement reference) and its ghost rows at their images (one
+        forward, collective); after it every row is back where it was, bit for bit. Without
+        a reference on some rank (rows changed since), the positions stay as they are."""
+        ref = self.domain.displacement_reference(table)
+        have = int(ref is not None)
+        if self.comm.size > 1:
+            have = int(self.comm.min(have))
+        if not have:
+            yield
+            return
+        column = table.column("position")
+        kept = column[:table.n].copy()
+        column[:table.n_owned] = ref
+        self.domain.forward(table, ("position",))
+        try:
+            yield
+        finally:
+            column[:table.n] = kept
 
     def _compile_row_kernels(self) -> None:
         """On several ranks, compile what migration and ghost rebuilds will move now: else
