@@ -27,6 +27,7 @@ import sys
 from .errors import InputError
 from .io.checkpoint import Checkpointer, checkpoint_step, read_config, restart, write_checkpoint
 from .io.hdf5_output import Hdf5Output
+from .io.paths import unwritable
 from .progress import Progress
 
 RUN_DEFAULTS = {
@@ -102,11 +103,22 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
     strain reached); it must give the same answer on every rank (read replicated state).
     It is asked at steps that are multiples of `check_every`, so a restarted run ends at
     the same step as an uninterrupted one. `identity`: the configuration keys a restart
-    must share with the checkpoint (``check_restart``).
+    must share with the checkpoint (``check_restart``). A run with nothing to do (ending
+    at or before its first step) and a checkpoint path that cannot be written are
+    InputErrors, raised before the set-up writes anything.
     """
+    start = checkpoint_step(cfg["restart"]) if cfg["restart"] else world.step
     if cfg["restart"]:
         check_restart(cfg["restart"], cfg, identity,
                       log=print if world.comm.rank == 0 else (lambda *a, **k: None))
+    if not int(total_steps) > start:  # before set-up, which writes the first records
+        raise InputError(
+            f"nothing to run: the run ends at step {total_steps} and would start at step "
+            f"{start}" + (" (the checkpoint's)" if cfg["restart"] else "") + ": give it a "
+            "positive length (steps, duration), longer than the checkpoint's on a restart")
+    problem = unwritable(cfg["checkpoint"], "checkpoint") if cfg["checkpoint"] else None
+    if problem:
+        raise InputError(problem)
     checkpointer = install_run_systems(world, cfg)
     if cfg["restart"]:
         configured_dt = world.dt

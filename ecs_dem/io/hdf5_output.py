@@ -23,7 +23,6 @@ snapshot so ParaView can open the run while it goes.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ from ..comm import SerialComm
 from ..errors import InputError
 from ..system import Stage, System
 from .parallel_h5 import SharedFile
+from .paths import unwritable
 from .xdmf import write_xdmf
 
 
@@ -56,7 +56,7 @@ class Hdf5Output:
         self._shared = None
         problem = None
         if self.comm.rank == 0:
-            problem = _unwritable(self.path)
+            problem = unwritable(self.path)
         if self.comm.size > 1:
             problem = self.comm.broadcast_object(problem)
         if problem:
@@ -239,21 +239,6 @@ class Hdf5Output:
 
     def __exit__(self, exc_type, *exc):
         self.close(failed=exc_type is not None)
-
-
-def _unwritable(path: Path) -> str | None:
-    """Why an output file cannot be written at `path` (None if it can), without touching it."""
-    if path.is_dir():
-        return f"output file {path} is a directory: choose a file name (or another directory)"
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return (f"cannot create output file {path}: {parent} is a file, not a directory; "
-                "choose another output directory")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return f"cannot write output file {path}: permission denied; choose another output directory"
-    return None
 
 
 class SnapshotWriter(System):

@@ -136,3 +136,30 @@ def test_a_restart_from_another_runs_checkpoint_is_refused_and_other_changes_are
     assert "departs from the checkpoint's configuration: sample_every 200 -> 100" in out
     assert "seed" not in out.split("departs")[1] and "note" not in out  # a tuple saved as a list
     assert same.step == 20
+
+
+def test_nothing_to_run_and_an_unwritable_checkpoint_stop_before_the_set_up(tmp_path):
+    from ecs_dem.io.checkpoint import write_checkpoint
+
+    from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
+
+    cfg = dict(RUN_DEFAULTS, progress=False)
+    for steps in (0, -5):
+        world = small_world()
+        with pytest.raises(InputError, match=f"nothing to run: the run ends at step {steps}"):
+            with Hdf5Output(tmp_path / "run.h5") as out:
+                world.add_system(SnapshotWriter(out, 1))  # set-up would write step 0
+                run_world(world, cfg, steps)
+        assert not (tmp_path / "run.h5").exists()
+    world = small_world()
+    world.setup()
+    world.run(10)
+    path = str(tmp_path / "ck.h5")
+    write_checkpoint(world, path, cfg)
+    with pytest.raises(InputError, match="would start at step 10 \\(the checkpoint's\\)"):
+        run_world(small_world(), dict(cfg, restart=path), 10)
+    (tmp_path / "plain").write_text("")
+    world = small_world()
+    with pytest.raises(InputError, match="cannot create checkpoint .* is a file, not a directory"):
+        run_world(world, dict(cfg, checkpoint=str(tmp_path / "plain" / "ck.h5")), 5)
+    assert world.step == 0
