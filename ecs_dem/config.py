@@ -5,11 +5,13 @@ names the closest valid keys (a typo must never be silently ignored). Values
 are converted to the type of the default.
 
     cfg = load_config(DEFAULTS, argv)   # argv: [--config FILE] [--set k=v ...]
+    check_ranges(cfg, RANGES)           # RANGES: (key, low, high, bounds included)
 """
 from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import tomllib
 from pathlib import Path
 
@@ -104,3 +106,18 @@ def load_config(defaults: dict, argv=None, description: str = "") -> dict:
             print(f"{k} = {cfg[k]!r}")
         raise SystemExit(0)
     return cfg
+
+
+def check_ranges(cfg: dict, ranges) -> None:
+    """ConfigError naming the first key whose value is not finite or lies outside its range.
+
+    `ranges`: (key, low, high, closed) with closed True for [low, high], False for
+    (low, high); use math.inf for no upper bound. A driver calls it on its configuration
+    before it prepares or writes anything."""
+    for key, low, high, closed in ranges:
+        value = cfg[key]
+        inside = (low <= value <= high) if closed else (low < value < high)
+        if not (inside and math.isfinite(value)):
+            bounds = (f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})").replace(
+                "inf", "infinity")
+            raise ConfigError(f"config key '{key}' = {value!r} is outside {bounds}")

@@ -12,6 +12,7 @@ lines ("Step Atoms KinEng c_1"): at step 100 LAMMPS prints 784292.08 and
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 from ecs_dem import Box, InputError, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
-from ecs_dem.config import load_config
+from ecs_dem.config import check_ranges, load_config
 from ecs_dem.io.lammps_data import read_sphere_data
 from ecs_dem.runner import RUN_DEFAULTS, run_world
 from ecs_dem.systems.contact_forces import ContactForces
@@ -49,6 +50,13 @@ DEFAULTS = {
     **RUN_DEFAULTS,  # checkpoint, checkpoint_every, restart, progress
     "progress": False,
 }
+
+#: (key, low, high, bounds included): the values a run can use (ecs_dem.config.check_ranges)
+RANGES = (
+    ("steps", 1, math.inf, True),
+    ("thermo_every", 0, math.inf, True),
+    ("checkpoint_every", 0, math.inf, True),
+)
 
 
 def build_world(cfg: dict) -> World:
@@ -91,6 +99,7 @@ class LammpsThermo(Diagnostics):
 def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
+        check_ranges(cfg, RANGES)
         world = build_world(cfg)
         if world.comm.rank == 0:
             print("Step Atoms KinEng c_1")

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, Stage, System, World
+from ecs_dem import Box, InputError, Stage, StateError, System, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_stress
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import create_particle_table, fix_particles
-from ecs_dem.config import load_config
+from ecs_dem.config import check_ranges, load_config
 from ecs_dem.jit import kernel
 from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.systems.membrane_diagnostics import MembraneDiagnostics
@@ -59,6 +59,27 @@ DEFAULTS = {
     **RUN_DEFAULTS,
     "progress": False,
 }
+
+#: (key, low, high, bounds included): the values a run can use (ecs_dem.config.check_ranges)
+RANGES = (
+    ("radius", 0.0, math.inf, False),
+    ("edge", 0.0, math.inf, False),
+    ("youngs_modulus", 0.0, math.inf, False),
+    ("thickness", 0.0, math.inf, False),
+    ("density", 0.0, math.inf, False),
+    ("pressure", 0.0, math.inf, True),
+    ("ramp_time", 0.0, math.inf, True),
+    ("duration", 0.0, math.inf, False),
+    ("damping_ratio", 0.0, math.inf, True),
+    ("drag", 0.0, math.inf, True),
+    ("dt_fraction", 0.0, 1.0, False),
+    ("snapshot_every", 0, math.inf, True),
+    ("diagnostics_every", 1, math.inf, True),
+    ("checkpoint_every", 0, math.inf, True),
+)
+#: what a restart must share with its checkpoint (ecs_dem.runner.check_restart)
+IDENTITY = ("radius", "edge", "youngs_modulus", "thickness", "density", "pressure", "ramp_time",
+            "damping_ratio", "drag")
 
 
 def hencky_coefficient(nu: float, steps: int = 2000) -> tuple[float, float]:
@@ -173,6 +194,7 @@ def centre_deflection(world) -> float:
 def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
+        check_ranges(cfg, RANGES)
         comm = default_comm()
         with open_output(Path(cfg["output"]), cfg, comm) as output:
             world = build_world(cfg, output, comm)
@@ -181,7 +203,7 @@ def main(argv=None) -> int:
                 print(f"drum: {world.particles.n_owned} vertices, dt = {world.dt:.3g} s, "
                       f"{steps} steps ({cfg['duration']} s)")
             t0 = time.perf_counter()
-            status = run_world(world, cfg, steps)
+            status = run_world(world, cfg, steps, identity=IDENTITY)
             elapsed = time.perf_counter() - t0
             if world.stop_requested:
                 return status
@@ -189,6 +211,9 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StateError as exc:  # the membrane broke down; what was written stays
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     a, q = cfg["radius"], cfg["pressure"]
     C, n0 = hencky_coefficient(1.0 / 3.0)
     expected = C * a * (q * a / (cfg["youngs_modulus"] * cfg["thickness"])) ** (1.0 / 3.0)

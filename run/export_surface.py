@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import h5py
 
@@ -61,6 +62,9 @@ def main(argv=None) -> int:
     parser.add_argument("--ascii", action="store_true", help="write STL/PLY/VTK as text")
     args = parser.parse_args(argv)
     try:
+        if Path(args.out).resolve() == Path(args.file).resolve():
+            raise InputError(f"--out {args.out} is the file being read: choose another name "
+                             "(the surface would replace the run's data)")
         kind = _kind(args.file)
         if kind == "checkpoint":
             if args.step is not None:

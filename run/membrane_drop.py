@@ -13,6 +13,7 @@ grain-membrane contacts use the same Hertz-Mindlin law. Output for ParaView: ``o
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import load_config
+from ecs_dem.config import check_ranges, load_config
 from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
@@ -65,6 +66,33 @@ DEFAULTS = {
     **RUN_DEFAULTS,
     "progress": False,
 }
+
+#: (key, low, high, bounds included): the values a run can use (ecs_dem.config.check_ranges)
+RANGES = (
+    ("grains", 1, math.inf, True),
+    ("sheet_radius", 0.0, math.inf, False),
+    ("edge", 0.0, math.inf, False),
+    ("membrane_modulus", 0.0, math.inf, False),
+    ("membrane_thickness", 0.0, math.inf, False),
+    ("membrane_density", 0.0, math.inf, False),
+    ("membrane_damping", 0.0, math.inf, True),
+    ("bending_stiffness", 0.0, math.inf, True),
+    ("grain_modulus", 0.0, math.inf, False),
+    ("grain_density", 0.0, math.inf, False),
+    ("restitution", 0.0, 1.0, True),
+    ("friction", 0.0, math.inf, True),
+    ("gravity", 0.0, math.inf, True),
+    ("duration", 0.0, math.inf, False),
+    ("dt_fraction", 0.0, 1.0, False),
+    ("seed", 0, math.inf, True),
+    ("snapshot_every", 0, math.inf, True),
+    ("diagnostics_every", 1, math.inf, True),
+    ("checkpoint_every", 0, math.inf, True),
+)
+#: what a restart must share with its checkpoint (ecs_dem.runner.check_restart)
+IDENTITY = ("grains", "radii", "sheet_radius", "edge", "membrane_modulus", "membrane_thickness",
+            "membrane_density", "membrane_damping", "bending_stiffness", "grain_modulus",
+            "grain_density", "restitution", "friction", "gravity", "seed")
 
 
 def build_world(cfg: dict, output=None, comm=None) -> World:
@@ -124,6 +152,7 @@ def build_world(cfg: dict, output=None, comm=None) -> World:
 def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
+        check_ranges(cfg, RANGES)
         comm = default_comm()
         with open_output(Path(cfg["output"]), cfg, comm) as output:
             world = build_world(cfg, output, comm)
@@ -131,7 +160,7 @@ def main(argv=None) -> int:
             if comm.rank == 0:
                 print(f"membrane_drop: {cfg['grains']} grains, dt = {world.dt:.3g} s, {steps} steps")
             t0 = time.perf_counter()
-            status = run_world(world, cfg, steps)
+            status = run_world(world, cfg, steps, identity=IDENTITY)
             elapsed = time.perf_counter() - t0
             if world.stop_requested:
                 return status

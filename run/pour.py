@@ -14,6 +14,7 @@ pressure on the floor against the weight of the bed.
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import load_config
+from ecs_dem.config import check_ranges, load_config
 from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.systems.contact_forces import ContactForces
@@ -58,9 +59,34 @@ DEFAULTS = {
     "diagnostics_every": 500,      # steps
     "quiet": False,
     "balance_every": 1000,         # steps between load balancing (several ranks); 0 = off
-    **RUN_DEFAULTS,                # checkpoint, checkpoint_every, restart, progress
-    "checkpoint": "output/pour.checkpoint.h5",
+    **RUN_DEFAULTS,  # checkpoint ("": the output with .checkpoint.h5), checkpoint_every, restart, progress
 }
+
+#: (key, low, high, bounds included): the values a run can use (ecs_dem.config.check_ranges)
+RANGES = (
+    ("particles", 1, math.inf, True),
+    ("radius_min", 0.0, math.inf, False),
+    ("radius_max", 0.0, math.inf, False),
+    ("box_width", 0.0, math.inf, False),
+    ("youngs_modulus", 0.0, math.inf, False),
+    ("poisson_ratio", -1.0, 0.5, False),
+    ("density", 0.0, math.inf, False),
+    ("restitution", 0.0, 1.0, True),
+    ("friction", 0.0, math.inf, True),
+    ("rolling_friction", 0.0, math.inf, True),
+    ("gravity", 0.0, math.inf, True),
+    ("duration", 0.0, math.inf, False),
+    ("dt_fraction", 0.0, 1.0, False),
+    ("skin_fraction", 0.0, math.inf, False),
+    ("seed", 0, math.inf, True),
+    ("snapshot_every", 0, math.inf, True),
+    ("diagnostics_every", 1, math.inf, True),
+    ("balance_every", 0, math.inf, True),
+    ("checkpoint_every", 0, math.inf, True),
+)
+#: what a restart must share with its checkpoint (ecs_dem.runner.check_restart)
+IDENTITY = ("particles", "radius_min", "radius_max", "box_width", "youngs_modulus", "poisson_ratio",
+            "density", "restitution", "friction", "rolling_friction", "gravity", "seed")
 
 
 def lattice_positions(n: int, width: float, spacing: float, rng) -> np.ndarray:
@@ -118,7 +144,10 @@ def build_world(cfg: dict, output: Hdf5Output | None = None, comm=None) -> World
 def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
+        check_ranges(cfg, RANGES)
         path = Path(cfg["output"])
+        if not cfg["checkpoint"]:  # next to its own output: two runs never share one
+            cfg["checkpoint"] = str(path.with_suffix(".checkpoint.h5"))
         comm = default_comm()
         with open_output(path, cfg, comm) as output:
             world = build_world(cfg, output, comm)
@@ -128,7 +157,7 @@ def main(argv=None) -> int:
                 print(f"pour: {n} particles, dt = {world.dt:.3g} s, {steps} steps "
                       f"({cfg['duration']} s), output {path}")
             t0 = time.perf_counter()
-            status = run_world(world, cfg, steps)
+            status = run_world(world, cfg, steps, identity=IDENTITY)
             elapsed = time.perf_counter() - t0
             if world.stop_requested:
                 return status

@@ -112,7 +112,7 @@ from ecs_dem.components.mesh_generators import cylinder
 from ecs_dem.components.particles import add_particles, attach_to_wall, create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import load_config
+from ecs_dem.config import check_ranges, load_config
 from ecs_dem.runner import RUN_DEFAULTS, check_restart, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
@@ -268,16 +268,10 @@ IDENTITY = ("case", "model", "seed", "radius", "height", "solid_fraction", "grai
             "confine_ramp", "platen_speed", "gravity")
 
 
-def check_ranges(cfg: dict) -> None:
-    """InputError naming the first key whose value no run can use (RANGES), before anything
-    is prepared or written."""
-    for key, low, high, closed in RANGES:
-        value = cfg[key]
-        inside = (low <= value <= high) if closed else (low < value < high)
-        if not (inside and math.isfinite(value)):
-            bounds = (f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})").replace(
-                "inf", "infinity")
-            raise InputError(f"config key '{key}' = {value!r} is outside {bounds}")
+def check_sample(cfg: dict) -> None:
+    """InputError naming the first key whose value no run can use (RANGES, and radius_max
+    not below radius_min), before anything is prepared or written."""
+    check_ranges(cfg, RANGES)
     if cfg["radius_max"] < cfg["radius_min"]:
         raise InputError(f"config key 'radius_max' = {cfg['radius_max']!r} is below "
                          f"radius_min = {cfg['radius_min']!r}")
@@ -346,7 +340,7 @@ def main(argv=None) -> int:
         defaults, rest = choose_case_and_model(argv)
         cfg = load_config(defaults, rest, description=__doc__.splitlines()[0]
                           + " (--case small|1|2, --model patch|particle)")
-        check_ranges(cfg)
+        check_sample(cfg)
         directory = Path(cfg["output_dir"])
         name = run_name(cfg)
         if not cfg["checkpoint"]:

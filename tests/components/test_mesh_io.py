@@ -312,3 +312,12 @@ def test_export_surface_errors(tmp_path, rng, capsys):
         main([str(checkpoint), "--step", "soon", "--out", str(tmp_path / "x.stl")])
     assert "--step takes a step number or 'last'" in capsys.readouterr().err
     assert not (tmp_path / "x.stl").exists()
+
+
+def test_export_surface_refuses_to_write_over_the_file_it_reads(tmp_path, rng, capsys):
+    main = export_main()
+    run = write_snapshots(tmp_path / "run.h5", rng)
+    before = run.read_bytes()
+    assert main([str(run), "--out", str(tmp_path / "." / "run.h5"), "--format", "stl"]) == 2
+    assert "is the file being read" in capsys.readouterr().err
+    assert run.read_bytes() == before

@@ -21,6 +21,16 @@ def load_drum():
     return module
 
 
+def drum_in(tmp_path):
+    """(the driver, its output and checkpoint paths in tmp_path, the --set arguments that
+    choose them with a snapshot every 20 steps, the time step)."""
+    drum = load_drum()
+    out, ck = tmp_path / "drum.h5", tmp_path / "drum.checkpoint.h5"
+    common = ["--set", f"output={out}", "--set", f"checkpoint={ck}", "--set", "snapshot_every=20",
+              "--set", "progress=false"]
+    return drum, out, ck, common, drum.build_world(dict(drum.DEFAULTS, output=str(out))).dt
+
+
 def test_hencky_coefficient_is_the_published_value():
     drum = load_drum()
     c, n0 = drum.hencky_coefficient(0.3)
@@ -50,12 +60,29 @@ def test_a_restarted_drum_keeps_what_it_wrote_before_the_checkpoint(tmp_path):
     up to the checkpoint stay, the continued run adds the later ones once each."""
     import h5py
 
-    drum = load_drum()
-    out, ck = tmp_path / "drum.h5", tmp_path / "drum.checkpoint.h5"
-    common = ["--set", f"output={out}", "--set", f"checkpoint={ck}", "--set", "snapshot_every=20",
-              "--set", "progress=false"]
-    dt = drum.build_world(dict(drum.DEFAULTS, output=str(out))).dt
+    drum, out, ck, common, dt = drum_in(tmp_path)
     assert drum.main([*common, "--set", f"duration={100 * dt}"]) == 0
     assert drum.main([*common, "--set", f"duration={200 * dt}", "--set", f"restart={ck}"]) == 0
     with h5py.File(out, "r") as f:
         assert sorted(int(k) for k in f["snapshots"]) == list(range(0, 201, 20))
+
+
+def test_bad_input_and_another_drums_checkpoint_leave_the_earlier_run_as_it_was(tmp_path, capsys):
+    """Refused before anything is written: values out of range (a run of no length used to
+    replace the earlier files with a step-0 run), a checkpoint of another drum (its
+    pressure differs: RANGES and IDENTITY in run/drum.py)."""
+    drum, out, ck, common, dt = drum_in(tmp_path)
+    assert drum.main([*common, "--set", f"duration={40 * dt}"]) == 0
+    before = {p: p.read_bytes() for p in (out, ck)}
+    for bad, message in ((["duration=0"], "'duration' = 0.0 is outside (0, infinity)"),
+                         (["pressure=nan"], "'pressure' = nan is outside"),
+                         (["drag=-20"], "'drag' = -20.0 is outside"),
+                         ([f"duration={80 * dt}", "pressure=60", f"restart={ck}"],
+                          "belongs to another run (pressure = 90.0 there, 60.0 here)")):
+        args = list(common)
+        for b in bad:
+            args += ["--set", b]
+        capsys.readouterr()
+        assert drum.main(args) == 2, bad
+        assert message in capsys.readouterr().err, bad
+        assert {p: p.read_bytes() for p in (out, ck)} == before, bad
