@@ -66,6 +66,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import load_config
+from ecs_dem.io.paths import unwritable
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -143,6 +144,11 @@ def check_config(cfg) -> None:
         if not ok:
             raise InputError(f"compression: {msg}")
     gammas_of(cfg)
+    out = Path(cfg["output"])  # a directory of CSVs and plots, written after the whole run
+    problem = (f"output {out} is a file: give a directory" if out.is_file()
+               else unwritable(out / "summary.csv"))
+    if problem:
+        raise InputError(f"compression: {problem}")
 
 
 def contact_law(cfg):

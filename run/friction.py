@@ -35,7 +35,8 @@ from ecs_dem.components.membranes import add_membrane, membrane_vertices
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
-from ecs_dem.config import load_config
+from ecs_dem.config import check_ranges, load_config
+from ecs_dem.io.paths import unwritable
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.membrane_systems import membrane_systems
@@ -73,6 +74,14 @@ DEFAULTS = {
     "output": "output/friction",
 }
 PATHS = {"edge": (0.0, 0.25), "vertices": (0.0, 0.0), "oblique": (17.0, 0.1)}  # degrees, y offset / h
+#: (key, low, high, bounds included): the values a run can use (ecs_dem.config.check_ranges)
+RANGES = (
+    ("load", 0.0, math.inf, False), ("speed", 0.0, math.inf, False),
+    ("length", 0.0, math.inf, False), ("run_in", 0.0, math.inf, True),
+    ("settle", 0.0, math.inf, True), ("pretension", -1.0, math.inf, False),
+    ("membrane_damping", 0.0, math.inf, True), ("dt", 0.0, math.inf, True),
+    ("samples", 1, math.inf, True),
+)
 
 
 class Drag(System):
@@ -226,21 +235,26 @@ def write_outputs(results, out: str) -> None:
 def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
+        check_ranges(cfg, RANGES)
+        cases = [(m, v, c) for m in cfg["models"].split(",") for v in cfg["variants"].split(",")
+                 for c in cfg["paths"].split(",")]
+        for model, variant, path in cases:  # all of them before the first runs
+            if model not in ("patch", "particle") or variant not in ("kinematic", "free") \
+                    or path not in PATHS:
+                raise InputError(f"unknown case {model}/{variant}/{path}: models are "
+                                 "patch, particle; variants kinematic, free; paths "
+                                 f"{', '.join(PATHS)}")
+        problem = unwritable(Path(cfg["output"]).with_suffix(".csv"))
+        if problem:
+            raise InputError(problem)
         results = []
-        for model in cfg["models"].split(","):
-            for variant in cfg["variants"].split(","):
-                for path in cfg["paths"].split(","):
-                    if model not in ("patch", "particle") or variant not in ("kinematic", "free") \
-                            or path not in PATHS:
-                        raise InputError(f"unknown case {model}/{variant}/{path}: models are "
-                                         "patch, particle; variants kinematic, free; paths "
-                                         f"{', '.join(PATHS)}")
-                    r = run_case(cfg, model, variant, path)
-                    results.append(r)
-                    print(f"{model:8s} {variant:9s} {path:8s}  F_n {r['fn_mean']:.5g} N "
-                          f"(rsd {r['fn_rsd']:.2e})  F_t {r['ft_mean']:.5g} N (rsd {r['ft_rsd']:.2e})"
-                          f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
-                          f"amplitude {r['height_amplitude'] * 1e6:.3g} um", flush=True)
+        for model, variant, path in cases:
+            r = run_case(cfg, model, variant, path)
+            results.append(r)
+            print(f"{model:8s} {variant:9s} {path:8s}  F_n {r['fn_mean']:.5g} N "
+                  f"(rsd {r['fn_rsd']:.2e})  F_t {r['ft_mean']:.5g} N (rsd {r['ft_rsd']:.2e})"
+                  f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
+                  f"amplitude {r['height_amplitude'] * 1e6:.3g} um", flush=True)
         write_outputs(results, cfg["output"])
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

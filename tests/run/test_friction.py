@@ -94,3 +94,20 @@ def test_sticking_grain_keeps_one_spring_across_patches(friction, path):
     assert slope == pytest.approx(2 / 3 * kt, rel=2e-3)
     assert np.abs(ft - (slope * along + offset)).max() < 1e-6 * ft.max()
     assert ft.max() < 0.5 * 300.0 * cfg["load"] and ft.max() > 50 * ft.min() > 0
+
+
+def test_every_case_and_the_output_path_are_checked_before_the_first_case_runs(
+        friction, tmp_path, capsys):
+    """A typo in the last case used to surface after the valid ones had run (and were lost)."""
+    out = tmp_path / "f"
+    for args, message in ((["paths=edge,diagonal"], "unknown case patch/kinematic/diagonal"),
+                          (["samples=0"], "'samples' = 0 is outside [1, infinity]"),
+                          ([f"output={tmp_path / 'plain' / 'f'}"], "is a file, not a directory")):
+        (tmp_path / "plain").write_text("")
+        argv = ["--set", f"output={out}", "--set", "models=patch", "--set", "variants=kinematic"]
+        for a in args:
+            argv += ["--set", a]
+        assert friction.main(argv) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and "F_n" not in captured.out  # no case ran
+        assert not out.with_suffix(".csv").exists()
