@@ -61,6 +61,10 @@ RANGES = (
 
 def build_world(cfg: dict) -> World:
     data = read_sphere_data(cfg["data"])
+    if not np.any(data.type == cfg["frozen_type"]):
+        raise InputError(f"config key 'frozen_type' = {cfg['frozen_type']}: no atom of that type "
+                         f"in {cfg['data']} (types {sorted(set(data.type.tolist()))}), so there "
+                         "would be no frozen base; give one of those types")
     box = Box(data.box_lo, data.box_hi, periodic=(True, True, False))
     world = World(box, dt=cfg["dt"], skin=cfg["skin"], sort=cfg["sort"])
     # LJ units: the linear law ignores the elastic constants; only density matters

@@ -389,9 +389,12 @@ def hysteresis(samples, cfg) -> float:
 
 
 def distribution(forces, bins) -> np.ndarray:
-    """P(f/<f>) over a list of force samples, each normalised by its own mean."""
-    values = np.concatenate([f / f.mean() for f in forces if f.size]) if forces else np.zeros(0)
-    hist, _ = np.histogram(values, bins=bins, density=True)
+    """P(f/<f>) over a list of force samples, each normalised by its own mean; NaN in every
+    bin when no sample holds a force (no contacts where it was sampled: undefined)."""
+    samples = [f / f.mean() for f in forces if f.size]
+    if not samples:
+        return np.full(len(bins) - 1, np.nan)
+    hist, _ = np.histogram(np.concatenate(samples), bins=bins, density=True)
     return hist
 
 

@@ -95,9 +95,21 @@ IDENTITY = ("grains", "radii", "sheet_radius", "edge", "membrane_modulus", "memb
             "grain_density", "restitution", "friction", "gravity", "seed")
 
 
+def grain_radii(text: str) -> np.ndarray:
+    """The ``radii`` key: comma-separated positive radii in m."""
+    try:
+        radii = np.array([float(r) for r in str(text).split(",")])
+    except ValueError:
+        radii = np.zeros(0)
+    if radii.size == 0 or not np.all(np.isfinite(radii) & (radii > 0)):
+        raise InputError(f"config key 'radii' = {text!r}: give positive radii in m separated by "
+                         "commas, e.g. 1.5e-3,2.5e-3,4e-3")
+    return radii
+
+
 def build_world(cfg: dict, output=None, comm=None) -> World:
     rng = np.random.default_rng(cfg["seed"])
-    radii = np.array([float(r) for r in str(cfg["radii"]).split(",")])
+    radii = grain_radii(cfg["radii"])
     a = cfg["sheet_radius"]
     r_min, r_max = radii.min(), radii.max()
     dt = cfg["dt_fraction"] * float(rayleigh_time(r_min, cfg["grain_density"],

@@ -25,6 +25,18 @@ SHARED = REPO.parent / "shared"
 PYTHON = sys.executable
 
 
+def load_driver(name: str):
+    """run/<name>.py loaded as a module in this process (its functions, without a subprocess);
+    registered under its name, where numba's cache looks for the module of a cached kernel."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "run" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def shared_file(*parts) -> Path:
     """A file from ../shared; skipped outside CI when absent, a failure in CI."""
     path = SHARED.joinpath(*parts)

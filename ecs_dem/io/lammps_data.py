@@ -68,6 +68,8 @@ def _numbers(path, section: str, lines: list[str]) -> np.ndarray:
 def read_sphere_data(path) -> SphereData:
     """Read a LAMMPS ``atom_style sphere`` data file."""
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"LAMMPS data file {path} is a directory: give the data file in it")
     if not path.is_file():
         raise InputError(f"LAMMPS data file {path} does not exist")
     lines = path.read_text().splitlines()

@@ -64,3 +64,15 @@ def test_a_restart_between_rebuilds_continues_bit_for_bit(tmp_path):
         for table in ("particles", "pairs"):
             for name in c[f"tables/{table}"]:
                 assert np.array_equal(b[f"tables/{table}/{name}"][:], c[f"tables/{table}/{name}"][:]), name
+
+
+def test_chute_refuses_a_frozen_type_no_atom_has_and_a_directory_for_data(tmp_path):
+    data = shared_file("lammps-bench", "data.chute")
+    for settings, message in (([f"data={data}", "frozen_type=9"], "no atom of that type"),
+                              ([f"data={tmp_path}"], "is a directory"),
+                              (["steps=0"], "'steps' = 0 is outside [1, infinity]")):
+        args = [PYTHON, str(REPO / "run" / "chute.py")]
+        for s in settings:
+            args += ["--set", s]
+        res = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 2 and message in res.stderr, res.stderr[-1000:]

@@ -64,3 +64,15 @@ def test_compression_refuses_bad_input():
     assert res.returncode == 2 and "gammas must be one or more numbers >= 0" in res.stderr
     res = run("cycles=2", "discard=2")
     assert res.returncode == 2 and "need cycles > discard" in res.stderr
+
+
+def test_the_force_distribution_is_normalised_and_undefined_without_forces():
+    from helpers import load_driver
+
+    module = load_driver("compression")
+    bins = np.linspace(0.0, 4.0, 9)
+    forces = [np.array([1.0, 2.0, 3.0]), np.zeros(0), np.array([0.5, 1.5])]
+    hist = module.distribution(forces, bins)
+    assert np.sum(hist * np.diff(bins)) == pytest.approx(1.0)  # every f/<f> lies in [0, 4)
+    # no contacts at the sampled levels: undefined, not a crash after half the files
+    assert np.all(np.isnan(module.distribution([np.zeros(0), np.zeros(0)], bins)))
