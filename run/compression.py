@@ -65,7 +65,7 @@ from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import load_config
+from ecs_dem.config import check_ranges, load_config
 from ecs_dem.io.paths import unwritable
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
@@ -122,6 +122,16 @@ def gammas_of(cfg) -> list[float]:
     return values
 
 
+#: (key, low, high, bounds included): the material and thresholds (ecs_dem.config.check_ranges;
+#: check_config checks the rest)
+RANGES = (
+    ("box_width", 0.0, math.inf, False), ("youngs_modulus", 0.0, math.inf, False),
+    ("poisson_ratio", -1.0, 0.5, False), ("density", 0.0, math.inf, False),
+    ("restitution", 0.0, 1.0, True), ("touch_force", 0.0, math.inf, False),
+    ("tau", 0.0, math.inf, True),
+)
+
+
 def check_config(cfg) -> None:
     checks = [
         (cfg["particles"] > 0, "particles must be > 0"),
@@ -143,6 +153,7 @@ def check_config(cfg) -> None:
     for ok, msg in checks:
         if not ok:
             raise InputError(f"compression: {msg}")
+    check_ranges(cfg, RANGES)
     gammas_of(cfg)
     out = Path(cfg["output"])  # a directory of CSVs and plots, written after the whole run
     problem = (f"output {out} is a file: give a directory" if out.is_file()

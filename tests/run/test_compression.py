@@ -76,3 +76,16 @@ def test_the_force_distribution_is_normalised_and_undefined_without_forces():
     assert np.sum(hist * np.diff(bins)) == pytest.approx(1.0)  # every f/<f> lies in [0, 4)
     # no contacts at the sampled levels: undefined, not a crash after half the files
     assert np.all(np.isnan(module.distribution([np.zeros(0), np.zeros(0)], bins)))
+
+
+@pytest.mark.parametrize("key, value", [("youngs_modulus", -1.0), ("density", 0.0), ("tau", -1.0),
+                                        ("touch_force", 0.0), ("box_width", float("nan"))])
+def test_the_material_and_thresholds_are_range_checked_by_name(key, value):
+    """A negative modulus used to surface as 'dt must be positive (got nan)'."""
+    from ecs_dem.errors import InputError
+    from helpers import load_driver
+
+    compression = load_driver("compression")
+    compression.check_config(dict(compression.DEFAULTS))
+    with pytest.raises(InputError, match=f"config key '{key}' = "):
+        compression.check_config(dict(compression.DEFAULTS, **{key: value}))
