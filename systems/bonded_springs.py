@@ -92,8 +92,8 @@ def spring_energies(rows, rest_length, stiffness, membrane, position, n_membrane
 
 def spring_time_step_limits(rows, stiffness, damping, mass, fixed) -> np.ndarray:
     """Per spring, the largest stable dt [s] of its damped two-body oscillator under velocity
-    Verlet (module docstring); a fixed end has infinite mass, and a spring without stiffness
-    or between two fixed ends has no limit (inf)."""
+    Verlet (module docstring); a fixed end has infinite mass; inf (not checked) for a spring
+    between two fixed ends and for one without stiffness (a pure dashpot)."""
     m = np.where(fixed[rows], np.inf, mass[rows])  # (springs, 2)
     both_free = np.isfinite(m).all(axis=1)
     m_eff = np.where(both_free, m.prod(axis=1) / np.where(both_free, m.sum(axis=1), 1.0),
