@@ -111,3 +111,31 @@ def test_every_case_and_the_output_path_are_checked_before_the_first_case_runs(
         captured = capsys.readouterr()
         assert message in captured.err and "F_n" not in captured.out  # no case ran
         assert not out.with_suffix(".csv").exists()
+
+
+def test_a_time_step_too_long_for_any_case_is_refused_before_the_first_case_runs(
+        friction, tmp_path, capsys):
+    """dt = 1e-3 used to send the grain off the sheet and report F_n = 0 with exit 0. The limit
+    is the grain's Rayleigh time, t_R = pi r sqrt(rho/G) / (0.1631 nu + 0.8766), derived here;
+    a free sheet's springs are checked too, and the first case must not run if a later
+    variant's step is refused."""
+    cfg = friction.DEFAULTS
+    G = cfg["grain_modulus"] / (2 * (1 + cfg["grain_poisson"]))
+    t_r = (np.pi * cfg["grain_radius"] * np.sqrt(cfg["grain_density"] / G)
+           / (0.1631 * cfg["grain_poisson"] + 0.8766))
+    out = tmp_path / "f"
+    for dt in (1e-3, 1.01 * t_r):
+        argv = ["--set", f"output={out}", "--set", "models=patch",
+                "--set", "variants=kinematic,free", "--set", f"dt={float(dt)!r}"]
+        assert friction.main(argv) == 2
+        captured = capsys.readouterr()
+        assert f"exceeds the stable limit {t_r:.4g}" in captured.err, captured.err
+        assert "F_n" not in captured.out and not out.with_suffix(".csv").exists()
+    # a step the kinematic sheet takes, but not the free sheet's springs (stiffened 8000
+    # times: their limit falls about 90 times, below 1e-6 s): the kinematic cases must not run
+    argv = ["--set", f"output={out}", "--set", "models=patch", "--set", "variants=kinematic,free",
+            "--set", "dt=1e-6", "--set", "membrane_modulus=1e10"]
+    assert friction.main(argv) == 2
+    captured = capsys.readouterr()
+    assert "of the stiffest spring" in captured.err, captured.err
+    assert "F_n" not in captured.out and not out.with_suffix(".csv").exists()
