@@ -18,6 +18,8 @@ input mesh* and the fix. In order, it
    volume, ``Mesh.signed_volume``); an *open* component keeps the winding of
    its lowest-index triangle, so the input's winding of that one triangle
    decides which side of an open sheet is outside.
+   Triangles that end up wound otherwise than in the input are reported in
+   one :class:`MeshRepairWarning` (their count and the first input index).
 
 Triangles keep their input order (none is removed or added); vertices keep
 their input order with merged and unused ones left out.
@@ -28,6 +30,8 @@ edges), ``triangle_neighbors`` (the triangle across each edge),
 runs from v_k to v_(k+1): (v0, v1), (v1, v2), (v2, v0).
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -47,6 +51,11 @@ SWEEP_DIRECTION = np.array([0.5897, 0.5459, 0.5951]) / np.linalg.norm([0.5897, 0
 
 class MeshError(InputError):
     """A mesh that cannot be a membrane surface; the message names the culprit and the fix."""
+
+
+class MeshRepairWarning(UserWarning):
+    """``validate_mesh`` changed the winding of some input triangles (they were inconsistent,
+    or a closed surface pointed inward); the mesh it returns is valid."""
 
 
 # ---------------------------------------------------------------------------- topology
@@ -386,7 +395,8 @@ def validate_mesh(mesh: Mesh, merge_tolerance: float | None = None) -> Mesh:
     _check_vertex_fans(t, half, twin)
     flip, component = _orientation(t, half, twin)
     t = np.where(flip[:, None], t[:, [0, 2, 1]], t)
-    t = _outward(v_in, t, component, twin)
+    t, turned = _outward(v_in, t, component, twin)
+    _report_rewinding(flip ^ turned)
     used = _used(t, len(v_in))                     # ascending: input order of the kept vertices
     new_index = np.cumsum(np.bincount(t.reshape(-1), minlength=len(v_in)) > 0) - 1
     return Mesh(v_in[used], new_index[t])
@@ -397,8 +407,20 @@ def _used(t: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(np.bincount(t.reshape(-1), minlength=n))
 
 
-def _outward(v: np.ndarray, t: np.ndarray, component: np.ndarray, twin: np.ndarray) -> np.ndarray:
-    """Turn every closed component with negative signed volume inside out."""
+def _report_rewinding(changed: np.ndarray) -> None:
+    """One MeshRepairWarning naming how many input triangles got the other winding."""
+    if changed.any():
+        warnings.warn(
+            f"mesh: {int(changed.sum())} of {changed.size} triangles rewound (first: input "
+            f"triangle {int(np.flatnonzero(changed)[0])}): their winding disagreed with their "
+            "neighbours' or turned a closed surface inward. The membrane uses the repaired "
+            "winding; fix the file to silence this", MeshRepairWarning, stacklevel=3)
+
+
+def _outward(v: np.ndarray, t: np.ndarray, component: np.ndarray,
+             twin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Turn every closed component with negative signed volume inside out; returns the
+    triangles and which of them were turned."""
     seeds, comp = np.unique(component, return_inverse=True)
     comp = comp.reshape(-1)
     open_ = np.zeros(len(seeds), dtype=bool)
@@ -410,9 +432,9 @@ def _outward(v: np.ndarray, t: np.ndarray, component: np.ndarray, twin: np.ndarr
     x = v[t] - centre[comp][:, None, :]
     volume = np.bincount(comp, np.einsum("ij,ij->i", x[:, 0], np.cross(x[:, 1], x[:, 2])),
                          minlength=len(seeds))
-    inside_out = (volume < 0) & ~open_
-    return np.where(inside_out[comp][:, None], t[:, [0, 2, 1]], t)
+    turned = ((volume < 0) & ~open_)[comp]
+    return np.where(turned[:, None], t[:, [0, 2, 1]], t), turned
 
 
-__all__ = ["MeshError", "validate_mesh", "edges", "triangle_neighbors", "boundary_edges",
-           "boundary_loops"]
+__all__ = ["MeshError", "MeshRepairWarning", "validate_mesh", "edges", "triangle_neighbors",
+           "boundary_edges", "boundary_loops"]

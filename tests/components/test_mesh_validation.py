@@ -11,7 +11,7 @@ import pytest
 from ecs_dem.components.mesh import Mesh
 from ecs_dem.components.mesh_generators import cylinder, flat_sheet, icosphere
 from ecs_dem.components.mesh_validation import (
-    MeshError, boundary_edges, boundary_loops, edges, triangle_neighbors, validate_mesh)
+    MeshError, MeshRepairWarning, boundary_edges, boundary_loops, edges, triangle_neighbors, validate_mesh)
 from ecs_dem.errors import InputError
 from mesh_checks import cyclic, edge_use, euler_characteristic, unit_normals
 
@@ -43,8 +43,9 @@ def moebius(n=12, radius=1.0, width=0.3):
                                   cylinder(0.3, 0.5, 0.1), cylinder(0.3, 0.5, 0.1, caps=True),
                                   icosphere(0.5, 2)],
                          ids=["rectangle", "disc", "open cylinder", "closed cylinder", "icosphere"])
-def test_generated_meshes_pass_unchanged(mesh):
+def test_generated_meshes_pass_unchanged(mesh, recwarn):
     clean = validate_mesh(mesh)
+    assert not [w for w in recwarn if issubclass(w.category, MeshRepairWarning)]
     np.testing.assert_array_equal(clean.vertices, mesh.vertices)
     np.testing.assert_array_equal(clean.triangles, mesh.triangles)
 
@@ -91,7 +92,10 @@ def test_flipped_triangles_are_rewound(rng):
     flip[0] = False                                  # (a closed surface ends outward anyway)
     t[flip] = t[flip][:, ::-1]
     assert cyclic(t) != cyclic(sphere.triangles)
-    clean = validate_mesh(Mesh(sphere.vertices, t))
+    first = int(np.flatnonzero(flip)[0])
+    with pytest.warns(MeshRepairWarning, match=rf"mesh: {flip.sum()} of {len(t)} triangles "
+                      rf"rewound \(first: input triangle {first}\)"):
+        clean = validate_mesh(Mesh(sphere.vertices, t))
     assert cyclic(clean.triangles) == cyclic(sphere.triangles)
 
 
@@ -99,7 +103,9 @@ def test_inward_closed_mesh_is_turned_outward():
     for mesh in (icosphere(0.5, 2, center=(3, -2, 1)), cylinder(0.2, 0.4, 0.05, caps=True)):
         inward = Mesh(mesh.vertices, mesh.triangles[:, ::-1])
         assert inward.signed_volume() < 0
-        clean = validate_mesh(inward)
+        n = len(mesh.triangles)
+        with pytest.warns(MeshRepairWarning, match=rf"{n} of {n} triangles rewound"):
+            clean = validate_mesh(inward)
         assert clean.signed_volume() == pytest.approx(mesh.signed_volume(), rel=1e-12)
         assert cyclic(clean.triangles) == cyclic(mesh.triangles)
 
@@ -108,11 +114,15 @@ def test_open_sheet_follows_its_lowest_index_triangle():
     sheet = flat_sheet(0.1, width=0.5, height=0.4)
     t = sheet.triangles.copy()
     t[0] = t[0, ::-1]                                 # only triangle 0 points down
-    down = validate_mesh(Mesh(sheet.vertices, t))
+    n = len(t)
+    with pytest.warns(MeshRepairWarning, match=rf"{n - 1} of {n} triangles rewound \(first: input "
+                      r"triangle 1\)"):                # triangle 0 sets the side
+        down = validate_mesh(Mesh(sheet.vertices, t))
     assert (unit_normals(down)[:, 2] < -0.999).all()
     t = sheet.triangles.copy()
     t[1::2] = t[1::2, ::-1]                           # half the others flipped, triangle 0 up
-    up = validate_mesh(Mesh(sheet.vertices, t))
+    with pytest.warns(MeshRepairWarning, match=rf"{n // 2} of {n} triangles rewound"):
+        up = validate_mesh(Mesh(sheet.vertices, t))
     assert (unit_normals(up)[:, 2] > 0.999).all()
 
 
@@ -122,7 +132,9 @@ def test_each_component_is_oriented_on_its_own():
     inward = sphere.triangles[:, ::-1]
     down = sheet.triangles[:, ::-1] + len(sphere.vertices)
     both = Mesh(np.vstack([sphere.vertices, sheet.vertices]), np.vstack([down, inward]))
-    clean = validate_mesh(both)
+    with pytest.warns(MeshRepairWarning, match=rf"{len(inward)} of {len(both.triangles)} "
+                      rf"triangles rewound \(first: input triangle {len(down)}\)"):
+        clean = validate_mesh(both)     # the sheet's side is its own first triangle's: kept
     n = unit_normals(clean)
     assert (n[:len(down), 2] < -0.999).all()          # the open sheet keeps its first triangle's side
     x = clean.vertices[clean.triangles[len(down):]].mean(axis=1)
