@@ -5,7 +5,7 @@
 
 This machine has two cores, so the cluster is a model (docs/scaling.md):
 
-    t(P) = fixed + c (n + kappa g) + forward + vote (+ walls) + rebuild / R
+    t(P) = fixed + c (n + kappa g) + forward + vote + rebuild / R
 
 with n = N / P particles and g ghost rows per rank. Measured here (the
 JSON of ``bench/strong_scaling.py``, 1-rank runs, medians): ``fixed`` and
@@ -25,8 +25,10 @@ up to 26 adjacent ranks after one reduction, LAMMPS's staged exchange (two
 rounds per cut axis). The measured 1-rank curve includes the Python fixed
 cost, the kernels and the rank's own rebuild work. Messages per step:
 one exchange per cut axis (two directions at once), three rounds in 3-D,
-plus one reduction (the rebuild vote; the bed adds one for the wall forces),
-2 log2 P latencies each. No reverse of forces (newton off, both codes).
+plus one reduction (the rebuild vote), 2 log2 P latencies. The wall forces
+are summed over ranks only when something reads them (a servo wall, an
+output; ``Halo.SUM``, twenty-third session): the bed's fixed walls add no
+reduction per step (before, ecs_dem summed them every step). No reverse of forces (newton off, both codes).
 """
 from __future__ import annotations
 
@@ -127,7 +129,7 @@ def model(problem: str, ranks: int, total: float, f: dict, curve, interval: floa
     us = 1e6
     compute = per_step(curve, n + kappa * g)  # measured: kernels, Python, own rebuild work
     forward = sum(alpha + st * f["forward_bytes"] / beta for st in stages) * us
-    reductions = (1 + (1 if f["walls"] else 0)) * 2 * math.log2(ranks) * alpha * us
+    reductions = 2 * math.log2(ranks) * alpha * us  # the rebuild vote
     ghost_messages = sum(2 * alpha + st * f["ghost_row_bytes"] / beta for st in stages) * us
     # ecs_dem: the counts and the rows to the (up to 26) neighbour ranks, two rounds, after a
     # reduction that checks no row goes farther; LAMMPS: its staged exchange, 2 per axis

@@ -9,9 +9,11 @@ SERVO     moves along its normal to hold the normal stress on it at
           ``target_stress`` (Pa) over ``area`` (m^2): the platen of a
           triaxial test (systems.wall_motion gives the control law).
 
-``force`` is the total force the particles exert on the wall (N), summed over
-ranks, refreshed every step by the wall-contact system. The table is small and
-replicated on every rank.
+``force`` is the total force the particles exert on the wall (N), refreshed
+every step by the wall-contact system. The table is small and replicated on
+every rank; ``force`` is a SUM field: each rank adds its particles' share, and
+the engine sums the shares over ranks when something reads them (a servo, an
+output, the end of ``World.run``; ``ecs_dem.world``).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ WALL_FIELDS = (
     Field("area", np.float64, (), Halo.LOCAL, 0.0, "m^2", "servo: area the stress acts on"),
     Field("servo_gain", np.float64, (), Halo.LOCAL, 0.0, "m/(s Pa)", "servo: speed per stress error"),
     Field("max_speed", np.float64, (), Halo.LOCAL, np.inf, "m/s", "servo: speed limit"),
-    Field("force", np.float64, (3,), Halo.LOCAL, 0.0, "N", "force of the particles on the wall"),
+    Field("force", np.float64, (3,), Halo.SUM, 0.0, "N", "force of the particles on the wall"),
 )
 
 

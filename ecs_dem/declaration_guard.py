@@ -19,7 +19,9 @@ else the module's ``DEFAULT``.
 A system may change a field it ``writes`` (any row) or accumulates into
 (``accumulates``, ``accumulates_on_rank``: any row; ``accumulates_owned``:
 owned rows only, its ghost rows are compared as well), and anything in a
-table it ``builds``. Reads are not checked. The copies make
+table it ``builds``. Reads are not checked. A SUM field the world summed over
+ranks while the system ran (``World.complete_sums``, called by a system whose
+need depends on the data) is not compared. The copies make
 a step several times slower: use it for tests and development, not
 production runs.
 """
@@ -62,8 +64,14 @@ class DeclarationGuard:
 
     def __init__(self, tables: dict):
         self.tables = tables
+        self._summed: set[tuple[str, str]] = set()
+
+    def summed(self, keys) -> None:
+        """The world summed these SUM fields over ranks during the running system."""
+        self._summed.update(keys)
 
     def before(self, system):
+        self._summed.clear()
         allowed = _allowed(system)
         builds = set(getattr(system, "builds", ()))
         saved = {}
@@ -90,6 +98,8 @@ class DeclarationGuard:
                     f"re-ordered or ghosts resized) without declaring it: add '{tname}' to "
                     f"{system.name}.builds")
             for f, before in columns.items():
+                if (tname, f) in self._summed:
+                    continue
                 now = table.with_ghosts(f).view(np.uint8)
                 if not np.array_equal(now, before):
                     kind = "accumulates" if table.fields[f].halo.value == "reverse" else "writes"

@@ -49,11 +49,15 @@ class Halo(enum.Enum):
     FORWARD  owner value copied to ghosts (position, velocity, radius, ...)
     REVERSE  ghost contributions summed into the owner (force, torque)
     LOCAL    owner only; still migrates with its row
+    SUM      a field of a table every rank holds whole (not decomposed: the walls),
+             into which each rank accumulates its share; its value is the sum over
+             ranks, formed only when something reads it (``World.complete_sums``)
     """
 
     FORWARD = "forward"
     REVERSE = "reverse"
     LOCAL = "local"
+    SUM = "sum"
 
 
 @dataclass(frozen=True)

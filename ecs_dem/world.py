@@ -29,6 +29,15 @@ inserts from the systems' declarations::
     OUTPUT systems whose ``every`` divides the step
     end of step: reverse accumulators nobody has read yet
 
+SUM fields (``Halo.SUM``: a table every rank holds whole, such as the walls,
+into which each rank accumulates its share) are zeroed like REVERSE fields
+and summed over ranks (one allreduce per table) only when something reads
+them: before a system that declares them in ``reads`` or ``writes``, at the
+end of ``run``, ``setup`` and ``step_once``, before a checkpoint, and on
+``complete_sums`` (a system whose need depends on replicated data, such as
+a servo wall, calls it). A sum nobody reads costs no message: the wall
+forces of a packing with fixed walls are never summed between two outputs.
+
 ``World.setup`` (run once, implicitly by the first ``run``) calls every
 ``System.setup`` (a system may add others there), validates the
 declarations, sets the ghost width to the largest ``interaction_range`` plus
@@ -50,6 +59,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import halo_kernels as hk
 from .comm import default_comm
 from .declaration_guard import DeclarationGuard, debug_from_environment
 from .domain import Box, Domain
@@ -63,6 +73,8 @@ from .table import Halo, Table
 STATE_ERROR_EXIT_CODE = 3
 #: World.timers' names of the halo verbs
 _HALO_TIMERS = {verb: f"halo:{verb}" for verb in ("forward", "reverse", "reverse_local", "zero")}
+_HALO_TIMERS["zero_shares"] = "halo:zero"
+_HALO_TIMERS["sum"] = "halo:sum"
 
 
 class HaloState(NamedTuple):
@@ -148,6 +160,8 @@ class World:
         self._spatial = (None, ())  # (structure key, spatial tables): asked every step
         self._references_checked = None  # (structure key) when no reference was stale
         self._zeroed_cleared: dict = {}  # halo state -> the same with no field zeroed
+        self._unsummed: set[tuple[str, str]] = set()  # SUM fields holding this rank's share
+        self._share_views: dict = {}  # (table, SUM fields) -> (key, their 2-D columns)
         self._frozen = True
 
     def __setattr__(self, name, value):
@@ -316,10 +330,16 @@ class World:
                         raise InputError(
                             f"system {s.name} reads ghosts of '{tname}.{f}', whose halo policy is "
                             f"{halo.value}: declare the field FORWARD or read owned rows only")
-                    if label.startswith("accumulates") and halo is not Halo.REVERSE:
+                    if label.startswith("accumulates") and halo not in (Halo.REVERSE, Halo.SUM):
                         raise InputError(
                             f"system {s.name} accumulates into '{tname}.{f}', whose halo policy "
-                            f"is {halo.value}: only REVERSE fields can be accumulated")
+                            f"is {halo.value}: only REVERSE and SUM fields can be accumulated")
+                    if halo is Halo.SUM and label.startswith("accumulates") and (
+                            label != "accumulates" or t in self.spatial_tables()):
+                        raise InputError(
+                            f"system {s.name} declares {label} on the SUM field '{tname}.{f}': "
+                            "a SUM field belongs to a table every rank holds whole (no position "
+                            "column) and is declared in accumulates")
         for tname in s.builds:
             if tname not in self.tables:
                 raise InputError(f"system {s.name} builds table '{tname}', which the world does "
@@ -353,9 +373,9 @@ class World:
             for tname, names in decl.items():
                 for f in names:
                     if (tname, f) not in zeroed:
-                        ops.append(("zero", tname, f))
+                        ops.append((self._zero_verb(tname, f), tname, f))
                         zeroed.add((tname, f))
-                    if reach == "owned":  # nothing in ghost rows to bring home
+                    if reach == "owned" or self._is_sum(tname, f):  # no ghost rows to bring home
                         continue
                     if reach == "all":
                         pending.add((tname, f))
@@ -364,9 +384,26 @@ class World:
                         pending_local.add((tname, f))
         for key in also_zero:
             if key not in zeroed:
-                ops.append(("zero",) + key)
+                ops.append((self._zero_verb(*key),) + key)
                 zeroed.add(key)
         return ops
+
+    def _is_sum(self, tname: str, f: str) -> bool:
+        return self.tables[tname].fields[f].halo is Halo.SUM
+
+    def _zero_verb(self, tname: str, f: str) -> str:
+        return "zero_shares" if self._is_sum(tname, f) else "zero"
+
+    def _sums_of(self, s: System) -> tuple[tuple, tuple]:
+        """(SUM fields `s` reads or writes: summed before it if they hold shares, SUM fields
+        it accumulates its share into); both empty on one rank, where a share is the sum."""
+        if self.comm.size == 1:
+            return (), ()
+        read = tuple((t, f) for decl in (s.reads, s.writes) for t, names in decl.items()
+                     for f in names if self._is_sum(t, f))
+        shared = tuple((t, f) for decl in (getattr(s, label) for label in ACCUMULATIONS)
+                       for t, names in decl.items() for f in names if self._is_sum(t, f))
+        return read, shared
 
     @staticmethod
     def _hoisted_zeros(systems: tuple, zeroed) -> dict[int, list[tuple[str, str]]]:
@@ -426,9 +463,52 @@ class World:
                 self.domain.reverse(t, names)
             elif verb == "reverse_local":
                 self.domain.reverse(t, names, local_only=True)
-            else:
+            elif verb == "zero":
                 self.domain.zero(t, names)
+            else:  # zero_shares: a whole table's SUM fields, before this rank's shares
+                hk.zero_rows(self._share_columns(t, names), 0, t.n)
             timers[_HALO_TIMERS[verb]] += _time.perf_counter() - t0
+
+    def _share_columns(self, table: Table, names: tuple) -> tuple:
+        """The SUM fields' columns as 2-D arrays for ``zero_rows`` (a compiled call: numpy's
+        fill on a few rows took about 10 us in a step, its code evicted by the kernels)."""
+        key = (table.name, names, table.epoch, table.capacity)
+        got = self._share_views.get(key[:2])
+        if got is None or got[0] != key:
+            got = self._share_views[key[:2]] = (key, tuple(
+                table.column(n).reshape(table.capacity, -1) for n in names))
+        return got[1]
+
+    def is_summed(self, table: str, field: str) -> bool:
+        """Whether the SUM field holds the sum over ranks now (always on one rank)."""
+        return (table, field) not in self._unsummed
+
+    def complete_sums(self, fields=None) -> None:
+        """Sum the shares of SUM fields over ranks now (all of them, or those of `fields`, an
+        iterable of (table, field)); a field already summed is left alone. Collective: every
+        rank calls it at the same point of the same step (a condition on replicated data)."""
+        if not self._unsummed:
+            return
+        keys = sorted(self._unsummed if fields is None else self._unsummed.intersection(fields))
+        if not keys:
+            return
+        t0 = _time.perf_counter()
+        by_table: dict[str, list[str]] = {}
+        for tname, f in keys:
+            by_table.setdefault(tname, []).append(f)
+        for tname, names in by_table.items():
+            t = self.tables[tname]
+            columns = [t.column(f)[:t.n].reshape(t.n, -1) for f in names]
+            total = self.comm.sum(np.concatenate(columns, axis=1) if len(columns) > 1
+                                  else columns[0])
+            start = 0
+            for column in columns:
+                column[...] = total[:, start:start + column.shape[1]]
+                start += column.shape[1]
+        self._unsummed.difference_update(keys)
+        if self._guard is not None:
+            self._guard.summed(keys)
+        self.timers["halo:sum"] += _time.perf_counter() - t0
 
     def _compile(self, systems: tuple, state: HaloState) -> tuple[list, HaloState]:
         """The halo operations before each of `systems`, starting from `state`.
@@ -445,7 +525,7 @@ class World:
             ops = self._halo_ops_before(s, stale, pending, zeroed, pending_local,
                                         hoisted.get(k, ()))
             self._mark_written(s, stale)
-            runs.append((s, s.name, self._batches(ops)))
+            runs.append((s, s.name, self._batches(ops), *self._sums_of(s)))
         return runs, HaloState(frozenset(stale), frozenset(pending), frozenset(zeroed),
                                frozenset(pending_local))
 
@@ -461,9 +541,11 @@ class World:
         self.__dict__["_halo"] = halo
         timers = self.timers
         guard = self._guard
-        for s, name, batches in runs:
+        for s, name, batches, sums_read, shares in runs:
             if batches:
                 self._apply_batches(batches)
+            if sums_read and self._unsummed:
+                self.complete_sums(sums_read)
             t0 = _time.perf_counter()
             if guard is None:
                 s.run(self)
@@ -472,6 +554,8 @@ class World:
                 s.run(self)
                 guard.after(s, saved)
             timers[name] += _time.perf_counter() - t0
+            if shares:
+                self._unsummed.update(shares)
 
     # ------------------------------------------------------ the step's phases
     def _ghost_users(self) -> set[str]:
@@ -604,6 +688,7 @@ class World:
             self.setup_phase = False
         self._output()
         self._flush_reverse()
+        self.complete_sums()
 
     def mark_restarted(self) -> None:
         """State was loaded from a checkpoint: ghosts and forces are current, nothing pending.
@@ -621,6 +706,7 @@ class World:
                     for dep in deps:
                         self._resolve_references(t, dep)
         self._halo = HaloState()
+        self._unsummed.clear()
         self._is_setup = True
         self._compile_row_kernels()
 
@@ -654,7 +740,12 @@ class World:
                 self.domain.compile_row_kernels(t, self.anchored_tables(t))
 
     def step_once(self) -> None:
-        """Advance one time step (module docstring gives the order)."""
+        """Advance one time step (module docstring gives the order); SUM fields are summed."""
+        self._advance()
+        self.complete_sums()
+
+    def _advance(self) -> None:
+        """One time step of ``run``'s loop: SUM fields may hold this rank's share after it."""
         if not self._is_setup:
             self.setup()
         attributes = self.__dict__  # the hot path's attributes (see _run_systems)
@@ -715,13 +806,14 @@ class World:
     def _steps(self, steps: int, kill) -> None:
         """The loop of :meth:`run`, inside its soft-kill block."""
         for _ in range(steps):
-            self.step_once()
+            self._advance()
             if self._stop_signal:  # agreed by all ranks during the step
                 break
         else:  # a signal during the last step, after its vote, must not be lost
             late = kill.signal or 0
             self._stop_signal = (int(self.comm.max(np.array([late], dtype=np.float64))[0])
                                  if self.comm.size > 1 else late)
+        self.complete_sums()
         if self._stop_signal:
             self.stop_requested = self._stop_signal
             for s in self.systems:
@@ -753,9 +845,12 @@ class World:
         rebuild.
         """
         def show(runs, indent="  "):
-            for s, _, batches in runs:
+            for s, _, batches, sums_read, _ in runs:
                 for verb, tname, names in batches:
                     out.append(f"{indent}  {verb} {tname}.{', '.join(names)}")
+                if sums_read:
+                    out.append(f"{indent}  sum over ranks, if it holds shares: "
+                               + ", ".join(f"{t}.{f}" for t, f in sums_read))
                 out.append(f"{indent}{s.describe()}" + (f" every {s.every}" if s.every != 1 else ""))
 
         out: list[str] = []

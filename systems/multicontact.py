@@ -432,12 +432,12 @@ class MultiContactForces(System):
             plain.setup(world)
             ws = walls.species
             self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
-            self._on_walls = np.zeros((self.n_walls, 3))  # this rank's share of the walls' force
             attached = ("wall",) if world.particles.has_field("wall") else ()
             self.reads = dict(self.reads, walls=plain.reads["walls"],
                               particles=("mc_wall_displacement", *attached))
-            self.writes = dict(self.writes, walls=plain.writes["walls"], particles=(
+            self.writes = dict(self.writes, particles=(
                 plain.writes["particles"] + ("mc_wall_force", "mc_wall_offset")))
+            self.accumulates = dict(self.accumulates, **plain.accumulates)
 
     def run(self, world) -> None:
         if world.setup_phase:
@@ -476,16 +476,14 @@ class MultiContactForces(System):
             raise InputError("walls were added after set-up; add every wall before the first step")
         n, bound, s = p.n_owned, self._bound, self._wall_scratch
         history = tuple(f"wall_{f}" for f in bound.function.history)
-        on_walls = self._on_walls
-        on_walls[...] = 0.0
         self.touching_walls = int(self._kernels.wall_contacts(
             n, p.mc_wall_displacement.reshape(-1), p.position, p.velocity, p.angular_velocity,
             p.radius, p.mass, p.species, WallContacts.attached_walls(p, n), walls.point,
             walls.normal, walls.velocity, self._wall_material, bound.parameters, bound.constants,
             history_columns(p, history, n, k), s.flags(p, history, k).reshape(-1),
             not world.setup_phase, world.dt, p.force, p.torque,
-            on_walls, p.mc_wall_force.reshape(-1), p.mc_wall_offset.reshape(-1), s.buf, s.sel))
-        walls.force[...] = world.comm.sum(on_walls)
+            walls.force, p.mc_wall_force.reshape(-1), p.mc_wall_offset.reshape(-1), s.buf,
+            s.sel))
 
 
 def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0.05,

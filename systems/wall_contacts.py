@@ -2,8 +2,9 @@
 
 The history of a particle's contact with wall w is the particle field
 ``wall_<history>[w]`` (LOCAL: it moves with its row through sorting and
-migration). ``walls.force`` receives the total force of the particles on each
-wall, summed over ranks. A particle attached to a wall
+migration). ``walls.force`` receives this rank's share of the particles' force on
+each wall (a SUM field: the engine sums the shares over ranks when
+something reads them). A particle attached to a wall
 (``components.particles.attach_to_wall``: a membrane's end ring on its
 platen) moves with it and does not touch it. Walls move by their mode (velocity, servo): if the
 world has no ``WallMotion`` system, set-up adds one, so a moving wall never
@@ -71,8 +72,8 @@ class WallContacts(System):
         self.touching = 0
         self._arguments_key = None
         self._arguments = ()
-        self.writes = {"particles": tuple(f"wall_{f.name}" for f in law.history),
-                       "walls": ("force",)}
+        self.writes = {"particles": tuple(f"wall_{f.name}" for f in law.history)}
+        self.accumulates = {"walls": ("force",)}
 
     @property
     def name(self) -> str:
@@ -95,7 +96,6 @@ class WallContacts(System):
         self._scratch = PairScratch(self._kernels.COLUMNS)
         ws = world.walls.species
         self._wall_material = np.where(ws >= 0, ws, rigid_material(species)).astype(np.int64)
-        self._on_walls = np.zeros((self.n_walls, 3))  # this rank's force on each wall
         self._near_start = np.zeros(self.n_walls + 1, dtype=np.int64)
         self._near_rows = np.zeros(0, dtype=np.int64)
         self._near_key = None  # (structure version, rebuild count) the list was built at
@@ -148,10 +148,8 @@ class WallContacts(System):
             raise InputError("walls were added after set-up; add every wall before the first step")
         s = self._scratch
         force, torque = world.particles.views(("force", "torque"))
-        self._on_walls[...] = 0.0
         arguments = self._kernel_arguments(world)
         build = self._near_list_stale(world, walls.point, walls.normal)
         self.touching = self._kernels.wall_contacts(
-            *arguments, not world.setup_phase, world.dt, force, torque, self._on_walls, s.buf,
+            *arguments, not world.setup_phase, world.dt, force, torque, walls.force, s.buf,
             s.sel, 2.0 * world.skin, self._near_start, self._near_rows, build)
-        walls.force[...] = world.comm.sum(self._on_walls)

@@ -5,7 +5,11 @@ is sigma = -F.n / A (F: force of the particles on the wall, n: wall normal into
 the particles, A: ``area``). The wall moves along +n (into the sample) at
 v = gain (sigma_target - sigma), limited to ``max_speed``: it advances while
 the sample pushes less than the target and retreats when it pushes more. It
-uses the force of the previous step (explicit control).
+uses the force of the previous step (explicit control). ``walls.force`` is a
+SUM field (``components.walls``): this system has it summed over ranks only
+while some wall is a servo (``World.complete_sums``; the modes are the same
+on every rank, and the kernel tells), so fixed and driven walls cost no
+message per step.
 
 Particles attached to a wall (``components.particles.attach_to_wall``: fixed
 particles with a ``wall`` field) get that wall's velocity every step, so the
@@ -24,9 +28,15 @@ from .velocity_verlet import IntegrateFirstHalf
 
 
 @kernel
-def move_walls(mode, normal, force, target, area, gain, max_speed, point, velocity, dt):
+def move_walls(mode, normal, force, target, area, gain, max_speed, point, velocity, dt, summed):
     """Servo walls get v = clip(gain (target - sigma), +-max_speed) n with
-    sigma = -F.n / A (module docstring); servo and velocity walls move by dt v."""
+    sigma = -F.n / A (module docstring); servo and velocity walls move by dt v.
+    Returns False, having moved nothing, when some wall is a servo and ``force`` is not
+    ``summed`` (it holds this rank's share): the caller sums it and calls again."""
+    if not summed:
+        for k in range(mode.shape[0]):
+            if mode[k] == SERVO:
+                return False
     for k in range(mode.shape[0]):
         if mode[k] == SERVO:
             sigma = -(force[k, 0] * normal[k, 0] + force[k, 1] * normal[k, 1]
@@ -37,6 +47,7 @@ def move_walls(mode, normal, force, target, area, gain, max_speed, point, veloci
         if mode[k] == SERVO or mode[k] == VELOCITY:
             for c in range(3):
                 point[k, c] += dt * velocity[k, c]
+    return True
 
 
 @kernel
@@ -59,7 +70,8 @@ class WallMotion(System):
     """Move velocity-driven and servo walls by one time step; attached particles follow."""
 
     stage = Stage.INTEGRATE_FIRST
-    reads = {"walls": ("mode", "normal", "force", "target_stress", "area", "servo_gain", "max_speed")}
+    # and walls.force, summed through World.complete_sums while a wall is a servo
+    reads = {"walls": ("mode", "normal", "target_stress", "area", "servo_gain", "max_speed")}
     writes = {"walls": ("point", "velocity")}
 
     def setup(self, world) -> None:
@@ -75,7 +87,12 @@ class WallMotion(System):
                                  "WallContacts add it)")
 
     def run(self, world) -> None:
-        move_walls(*world.walls.views(WALL_FIELDS), world.dt)
+        # the servo test runs in the kernel: a numpy test on the few walls took 10-20 us in a
+        # step, its code and data evicted by the contact kernels (twenty-third session)
+        columns = world.walls.views(WALL_FIELDS)
+        if not move_walls(*columns, world.dt, world.is_summed("walls", "force")):
+            world.complete_sums((("walls", "force"),))
+            move_walls(*columns, world.dt, True)
         if self.attached:
             p = world.particles
             follow_walls(*p.views(ATTACHED), world.walls.velocity)

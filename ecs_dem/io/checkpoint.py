@@ -55,6 +55,7 @@ def write_checkpoint(world, path, config: dict | None = None) -> Path:
     from .. import __version__
 
     comm = world.comm
+    world.complete_sums()  # a replicated table's SUM fields are saved as sums, not shares
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     if comm.rank == 0:

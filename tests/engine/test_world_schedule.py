@@ -460,3 +460,49 @@ def test_request_rebuild_rebuilds_at_that_step_only(rng):
         rebuilt.append(world.rebuilt_this_step)
     assert rebuilt == [s % 3 == 0 for s in range(1, 11)]
     assert counter.count == 1 + 3
+
+
+# ---------------------------------------------------------------- SUM fields
+def test_sum_fields_are_accumulated_only_through_accumulates_on_a_whole_table(rng):
+    """A SUM field (Halo.SUM) sums shares of a table every rank holds whole: accumulating
+    into it with accumulates_owned, or declaring one on a spatial table, is refused."""
+    from ecs_dem.components.walls import add_wall
+
+    for decl, words in ((dict(accumulates_owned={"walls": ("force",)}),
+                         ["walls.force", "accumulates_owned", "SUM"]),
+                        (dict(accumulates={"particles": ("share",)}),
+                         ["particles.share", "no position column"])):
+        world = periodic_world(rng, periodic=(True, True, False))
+        world.particles.add_field(Field("share", np.float64, (), Halo.SUM))
+        add_wall(world, (0, 0, -1), (0, 0, 1))
+        world.add_system(_declaring(**decl))
+        with pytest.raises(InputError) as err:
+            world.setup()
+        for w in words:
+            assert w in str(err.value), str(err.value)
+
+
+def test_a_sum_field_is_zeroed_before_each_force_pass_accumulates_into_it(rng):
+    """An accumulator adds 1.5 N to a wall's force per pass: after set-up and after each
+    step it holds 1.5 (zeroed before each pass, never summed twice); on one rank a share is
+    the sum, so no sum is scheduled (describe_schedule shows none)."""
+    from ecs_dem.components.walls import add_wall
+
+    world = periodic_world(rng, periodic=(True, True, False))
+    add_wall(world, (0, 0, -1), (0, 0, 1))
+
+    class Push(System):
+        stage = Stage.FORCES
+        accumulates = {"walls": ("force",)}
+
+        def run(self, w):
+            w.walls.force[0, 2] += 1.5
+
+    world.add_system(Push())
+    world.setup()
+    assert world.walls.force[0, 2] == 1.5
+    for _ in range(3):
+        world.step_once()
+        assert world.walls.force[0, 2] == 1.5
+    schedule = world.describe_schedule()
+    assert "zero_shares walls.force" in schedule and "sum over ranks" not in schedule
