@@ -255,17 +255,20 @@ SCHEDULE = ("stress_start", "stress_end", "ramp_start", "ramp_end")
 
 
 def stress_at(membranes, time: float) -> np.ndarray:
-    """Confining stress of every membrane at `time` (the schedule of ``set_stress``) [Pa].
+    """Confining stress of every membrane at `time` (the schedule of ``set_stress``) [Pa]."""
+    return np.array(stresses_at(membranes, time), dtype=np.float64)
 
-    Row by row in Python: the pressure system asks every step, and on a membrane or two
-    this takes 2 us where array operations took 11.
-    """
+
+def stresses_at(membranes, time: float) -> list[float]:
+    """``stress_at`` as a list of floats. Row by row in Python: the pressure system asks
+    every step, and on a membrane or two this takes 2 us where array operations took 11
+    (and a numpy test of the result, 10-15 us inside a step: twenty-third session)."""
     out = []
     for start, end, r0, r1 in zip(*(c.tolist() for c in membranes.views(SCHEDULE))):
         span = r1 - r0
         f = (time - r0) / span if span > 0 else float(time >= r0)
         out.append(start + (end - start) * min(max(f, 0.0), 1.0))
-    return np.array(out, dtype=np.float64)
+    return out
 
 
 def element_span(world, table: str) -> float:
@@ -305,5 +308,5 @@ def membrane_vertices(world, membrane: int, where=None, indices=None) -> np.ndar
     return gids
 
 
-__all__ = ["add_membrane", "set_stress", "stress_at", "membrane_vertices",
+__all__ = ["add_membrane", "set_stress", "stress_at", "stresses_at", "membrane_vertices",
            "create_membrane_tables", "BENDING_CONVENTIONS", "CONTACT_MODELS"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_dem.components.membranes import element_span, stress_at
+from ecs_dem.components.membranes import element_span, stresses_at
 from ecs_dem.errors import StateError
 from ecs_dem.jit import kernel, row
 from ecs_dem.system import Stage, System
@@ -87,9 +87,10 @@ class MembranePressure(System):
     def run(self, world) -> None:
         t = world.membrane_triangles
         p = world.particles
-        sigma = stress_at(world.membranes, world.time)
-        if not sigma.any():
+        stresses = stresses_at(world.membranes, world.time)
+        if not any(stresses):
             return
+        sigma = np.array(stresses)
         rows, membrane, rest_area, work = t.views(TRIANGLE_COLUMNS)
         position, velocity, force = p.views(VERTEX_COLUMNS, ghosts=True)
         bad = pressure_forces(rows, membrane, rest_area, sigma, position, velocity, force, work,
