@@ -28,7 +28,8 @@ one exchange per cut axis (two directions at once), three rounds in 3-D,
 plus one reduction (the rebuild vote), 2 log2 P latencies. The wall forces
 are summed over ranks only when something reads them (a servo wall, an
 output; ``Halo.SUM``, twenty-third session): the bed's fixed walls add no
-reduction per step (before, ecs_dem summed them every step). No reverse of forces (newton off, both codes).
+reduction per step (before, ecs_dem summed them every step). No reverse of
+forces (newton off, both codes).
 """
 from __future__ import annotations
 
@@ -77,8 +78,7 @@ def code_facts(problem: str) -> dict:
                                  for f in forwarded),
             "ghost_row_bytes": row_bytes(row_layout(p, ghost_fields(p))),
             "migrate_row_bytes": row_bytes(row_layout(p, list(p.fields))),
-            "density": d.id.size / (area * height), "height": height,
-            "walls": int(world.walls.n_owned) if "walls" in world.tables else 0}
+            "density": d.id.size / (area * height), "height": height}
 
 
 def one_rank_curve(runs: list[dict], problem: str, code: str) -> list[tuple[float, float]]:
