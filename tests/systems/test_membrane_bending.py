@@ -331,7 +331,7 @@ def test_kept_frames_give_the_forces_of_frames_computed_afresh(rng):
     without damping (whose frames damping_loads must keep though it adds no load)."""
     from ecs_dem.systems.membrane_bending import (FRAME_WIDTH, NO_FRAMES, damping_loads,
                                                   rest_terms, vertex_damping_rates)
-    from ecs_dem.systems.membrane_bending import bending_kernel, fold_cosine
+    from ecs_dem.systems.membrane_bending import bending_kernel, each_own, fold_cosine
 
     x, _, rows = random_closed_mesh(rng)
     v = rng.normal(size=x.shape)
@@ -340,14 +340,15 @@ def test_kept_frames_give_the_forces_of_frames_computed_afresh(rng):
     mass = rng.uniform(0.5, 2.0, x.shape[0]) * 1e-7
     rate = vertex_damping_rates(rows, membrane, k_diss, factor, x, mass)
     frames = np.full((rows.shape[0], FRAME_WIDTH), np.nan)
-    damping_loads(rows, membrane, k_diss, factor, x, np.zeros(x.shape[0]), frames)
+    damping_loads(rows, membrane, k_diss, factor, each_own(factor), x, np.zeros(x.shape[0]),
+                  frames)
     rest = rest_terms(rng.uniform(-0.2, 0.2, rows.shape[0]))
     limit = 0.5 * rate.max()
     out = []
     for kept in (frames, NO_FRAMES):
         f = np.zeros(x.shape)
-        bad, _ = bending_kernel(rows, rest, membrane, k_el, k_diss, factor, x, v, f,
-                                fold_cosine(np.pi), rate, limit, kept)
+        bad, _ = bending_kernel(rows, rest, membrane, k_el, k_diss, factor, each_own(factor), x,
+                                v, f, fold_cosine(np.pi), rate, limit, kept)
         assert bad == -1
         out.append(f)
     assert np.abs(out[1]).max() > 0.0
