@@ -66,6 +66,9 @@ class SerialComm:
     def max(self, value):
         return np.array(value, copy=True) if np.ndim(value) else value
 
+    def max_of_two(self, a: float, b: float) -> tuple[float, float]:
+        return float(a), float(b)
+
     def min(self, value):
         return np.array(value, copy=True) if np.ndim(value) else value
 
@@ -169,6 +172,7 @@ class MpiComm(SerialComm):
         self.cart = None
         self._scalar = np.zeros(1)
         self._flag = np.zeros(1, dtype=np.int32)
+        self._pair = (np.zeros(2), np.zeros(2))  # max_of_two's buffers
         if yield_when_idle is None:
             forced = os.environ.get("ECS_DEM_YIELD")
             if forced is not None:
@@ -209,6 +213,15 @@ class MpiComm(SerialComm):
 
     def sum(self, value):
         return self._reduce(value, self.MPI.SUM)
+
+    def max_of_two(self, a: float, b: float) -> tuple[float, float]:
+        """The maxima over ranks of two numbers, in buffers kept for it: the world's vote of
+        every step (rebuild? stop?), where building arrays cost several us inside a step."""
+        send, recv = self._pair
+        send[0] = a
+        send[1] = b
+        self._allreduce(send, recv, self.MPI.MAX)
+        return float(recv[0]), float(recv[1])
 
     def max(self, value):
         return self._reduce(value, self.MPI.MAX)

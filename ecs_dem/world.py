@@ -761,8 +761,8 @@ class World:
         rebuild = rebuild or self._references_stale() or self._rebuild_requested
         stop = self._kill.signal or 0 if self._kill is not None else 0
         if self.comm.size > 1:  # one reduction answers both: rebuild anywhere? stop anywhere?
-            agreed = self.comm.max(np.array([int(rebuild), stop], dtype=np.float64))
-            rebuild, stop = bool(agreed[0]), int(agreed[1])
+            rebuild, stop = self.comm.max_of_two(float(rebuild), float(stop))
+            rebuild, stop = bool(rebuild), int(stop)
         if stop != self._stop_signal:
             self._stop_signal = stop
         self.timers["domain:check"] += _time.perf_counter() - t0

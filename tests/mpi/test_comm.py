@@ -23,6 +23,9 @@ def test_reductions_and_barrier(comm):
     assert comm.min(r) == 0
     np.testing.assert_array_equal(comm.max(np.array([r, -r], dtype=np.float64)), [n - 1, 0])
     assert comm.any(r == n - 1) and not comm.any(False)
+    # the step's vote: two maxima in kept buffers, twice in a row (the buffers are reused)
+    assert comm.max_of_two(float(r == 0), -float(r)) == (1.0, 0.0)
+    assert comm.max_of_two(0.0, float(15 * (r == n - 1))) == (0.0, 15.0)
     comm.barrier()
 
 
