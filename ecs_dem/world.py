@@ -59,7 +59,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import halo_kernels as hk
 from .comm import default_comm
 from .declaration_guard import DeclarationGuard, debug_from_environment
 from .domain import Box, Domain
@@ -161,7 +160,6 @@ class World:
         self._references_checked = None  # (structure key) when no reference was stale
         self._zeroed_cleared: dict = {}  # halo state -> the same with no field zeroed
         self._unsummed: set[tuple[str, str]] = set()  # SUM fields holding this rank's share
-        self._share_views: dict = {}  # (table, SUM fields) -> (key, their 2-D columns)
         self._frozen = True
 
     def __setattr__(self, name, value):
@@ -466,18 +464,9 @@ class World:
             elif verb == "zero":
                 self.domain.zero(t, names)
             else:  # zero_shares: a whole table's SUM fields, before this rank's shares
-                hk.zero_rows(self._share_columns(t, names), 0, t.n)
+                for name in names:
+                    t.column(name)[:t.n].fill(0.0)
             timers[_HALO_TIMERS[verb]] += _time.perf_counter() - t0
-
-    def _share_columns(self, table: Table, names: tuple) -> tuple:
-        """The SUM fields' columns as 2-D arrays for ``zero_rows`` (a compiled call: numpy's
-        fill on a few rows took about 10 us in a step, its code evicted by the kernels)."""
-        key = (table.name, names, table.epoch, table.capacity)
-        got = self._share_views.get(key[:2])
-        if got is None or got[0] != key:
-            got = self._share_views[key[:2]] = (key, tuple(
-                table.column(n).reshape(table.capacity, -1) for n in names))
-        return got[1]
 
     def is_summed(self, table: str, field: str) -> bool:
         """Whether the SUM field holds the sum over ranks now (always on one rank)."""
