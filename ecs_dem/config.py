@@ -112,12 +112,17 @@ def check_ranges(cfg: dict, ranges) -> None:
     """ConfigError naming the first key whose value is not finite or lies outside its range.
 
     `ranges`: (key, low, high, closed) with closed True for [low, high], False for
-    (low, high); use math.inf for no upper bound. A driver calls it on its configuration
-    before it prepares or writes anything."""
+    (low, high), or the two brackets as text ("(]", "[)") for a half-open range; use
+    math.inf for no upper bound. A driver calls it on its configuration before it
+    prepares or writes anything."""
     for key, low, high, closed in ranges:
+        brackets = closed if isinstance(closed, str) else ("[]" if closed else "()")
+        if brackets not in ("[]", "()", "(]", "[)"):
+            raise ValueError(f"range of '{key}': closed is True, False or two brackets "
+                             f"such as '(]' (got {closed!r})")
         value = cfg[key]
-        inside = (low <= value <= high) if closed else (low < value < high)
-        if not (inside and math.isfinite(value)):
-            bounds = (f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})").replace(
-                "inf", "infinity")
+        above = low <= value if brackets[0] == "[" else low < value
+        below = value <= high if brackets[1] == "]" else value < high
+        if not (above and below and math.isfinite(value)):
+            bounds = f"{brackets[0]}{low:g}, {high:g}{brackets[1]}".replace("inf", "infinity")
             raise ConfigError(f"config key '{key}' = {value!r} is outside {bounds}")

@@ -128,7 +128,9 @@ RANGES = (
     ("box_width", 0.0, math.inf, False), ("youngs_modulus", 0.0, math.inf, False),
     ("poisson_ratio", -1.0, 0.5, False), ("density", 0.0, math.inf, False),
     ("restitution", 0.0, 1.0, True), ("touch_force", 0.0, math.inf, False),
-    ("tau", 0.0, math.inf, True),
+    ("tau", 0.0, math.inf, True), ("friction", 0.0, math.inf, True),
+    ("dt_fraction", 0.0, 1.0, False),    # above 1 the engine refuses dt (the stable limit)
+    ("skin_fraction", 0.0, math.inf, False),  # the summary divides by the skin
 )
 
 

@@ -254,6 +254,20 @@ RANGES = (
     ("max_stretch", 1.0, math.inf, False), ("collapse_threshold", 0.0, 1.0, True),
     ("collapse_stiffness", 0.0, math.inf, True), ("sample_every", 1, math.inf, True),
     ("snapshot_every", 0, math.inf, True), ("checkpoint_every", 0, math.inf, True),
+    ("seed", 0, math.inf, True), ("grains", 0, math.inf, True),
+    # the materials, as add_species and add_membrane accept them: checked here too, so that
+    # a bad one stops the run before its sample is prepared, not after
+    ("grain_modulus", 0.0, math.inf, False), ("grain_poisson", -1.0, 0.5, False),
+    ("grain_friction", 0.0, math.inf, True), ("grain_density", 0.0, math.inf, False),
+    ("grain_restitution", 0.0, 1.0, "(]"), ("membrane_modulus", 0.0, math.inf, False),
+    ("membrane_poisson", -1.0, 0.5, False), ("membrane_thickness", 0.0, math.inf, False),
+    ("membrane_friction", 0.0, math.inf, True), ("membrane_density", 0.0, math.inf, False),
+    ("membrane_restitution", 0.0, 1.0, "(]"), ("membrane_damping", 0.0, math.inf, True),
+    ("bending_stiffness", 0.0, math.inf, True), ("bending_damping", 0.0, math.inf, True),
+    # the preparation (run/triaxial_preparation.py)
+    ("prep_start_scale", 0.0, 1.0, "(]"), ("prep_speed", 0.0, math.inf, True),
+    ("prep_modulus", 0.0, math.inf, False), ("prep_restitution", 0.0, 1.0, "(]"),
+    ("prep_grow_time", 0.0, math.inf, False), ("prep_relax_time", 0.0, math.inf, True),
 )
 
 #: what a restart must share with its checkpoint (ecs_dem.runner.check_restart): the

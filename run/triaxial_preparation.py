@@ -37,7 +37,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ecs_dem import Box, World
+from ecs_dem import Box, InputError, World
 from ecs_dem.components.membranes import add_membrane
 from ecs_dem.components.mesh_generators import cylinder
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
@@ -133,7 +133,7 @@ def insert(cfg: dict, rng) -> tuple[np.ndarray, np.ndarray]:
                 position[k] = x
                 break
         else:
-            raise RuntimeError(f"triaxial preparation: no room for grain {k} of {n} at "
+            raise InputError(f"triaxial preparation: no room for grain {k} of {n} at "
                                f"prep_start_scale = {s0}; lower it or the solid fraction")
     return position, radius
 

@@ -1,7 +1,10 @@
 """Driver configuration: defaults, TOML file, --set overrides (ecs_dem/config.py)."""
+import math
+import re
+
 import pytest
 
-from ecs_dem.config import load_config, merge_config
+from ecs_dem.config import check_ranges, load_config, merge_config
 from ecs_dem.errors import ConfigError, InputError
 
 DEFAULTS = {
@@ -137,3 +140,24 @@ def test_a_value_of_the_wrong_type_names_the_key_and_the_type():
         load_config(DEFAULTS, ["--set", "steps=ten"])
     with pytest.raises(ConfigError, match=r"config key 'dt' takes a float \(got 'small'\)"):
         load_config(DEFAULTS, ["--set", "dt=small"])
+
+
+@pytest.mark.parametrize("closed, inside, outside", [
+    (True, (0.0, 0.5, 1.0), (-0.1, 1.1)),
+    (False, (0.25, 0.5), (0.0, 1.0)),
+    ("(]", (0.5, 1.0), (0.0, 1.5)),
+    ("[)", (0.0, 0.5), (1.0, -0.5)),
+])
+def test_check_ranges_includes_exactly_the_bounds_asked_for(closed, inside, outside):
+    ranges = (("dt", 0.0, 1.0, closed),)
+    for value in inside:
+        check_ranges({"dt": value}, ranges)
+    shown = {True: "[0, 1]", False: "(0, 1)", "(]": "(0, 1]", "[)": "[0, 1)"}[closed]
+    for value in (*outside, math.nan, math.inf):
+        with pytest.raises(ConfigError, match=re.escape(f"'dt' = {value!r} is outside {shown}")):
+            check_ranges({"dt": value}, ranges)
+
+
+def test_check_ranges_refuses_a_range_it_cannot_read():
+    with pytest.raises(ValueError, match="two brackets"):
+        check_ranges({"dt": 0.5}, (("dt", 0.0, 1.0, "]["),))

@@ -79,9 +79,13 @@ def test_the_force_distribution_is_normalised_and_undefined_without_forces():
 
 
 @pytest.mark.parametrize("key, value", [("youngs_modulus", -1.0), ("density", 0.0), ("tau", -1.0),
-                                        ("touch_force", 0.0), ("box_width", float("nan"))])
+                                        ("touch_force", 0.0), ("box_width", float("nan")),
+                                        ("friction", -1.0), ("dt_fraction", 0.0),
+                                        ("skin_fraction", 0.0)])
 def test_the_material_and_thresholds_are_range_checked_by_name(key, value):
-    """A negative modulus used to surface as 'dt must be positive (got nan)'."""
+    """A negative modulus used to surface as 'dt must be positive (got nan)', a negative
+    friction only after the preparation, and skin_fraction = 0 as a ZeroDivisionError after
+    the whole run."""
     from ecs_dem.errors import InputError
     from helpers import load_driver
 

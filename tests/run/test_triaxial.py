@@ -13,6 +13,7 @@ run's time series bit for bit; bad input is refused with a message; a run
 that breaks down stops with the error and keeps the curves recorded so far.
 """
 import csv
+import re
 import os
 import signal
 import subprocess
@@ -211,3 +212,41 @@ def test_bad_input_and_a_foreign_or_damaged_checkpoint_leave_the_earlier_run_as_
     assert "belongs to another run (seed = 1 there, 2 here)" in res.stderr
     assert not (tmp_path / "small_patch_seed2.h5").exists()
     assert not (tmp_path / "small_seed2_packing.npz").exists()  # nor prepares its sample
+
+
+@pytest.mark.parametrize("key, value, shown", [
+    ("prep_grow_time", 0.0, "(0, infinity)"),       # was a ZeroDivisionError after insertion
+    ("prep_start_scale", 2.0, "(0, 1]"),           # was a traceback after 20 grains
+    ("prep_modulus", -5.0, "(0, infinity)"),       # was 'time step dt ... (got nan)'
+    ("prep_speed", -1.0, "[0, infinity]"),         # was accepted
+    ("prep_relax_time", -1.0, "[0, infinity]"),    # was accepted
+    ("grain_restitution", 0.0, "(0, 1]"),
+    ("membrane_damping", -1.0, "[0, infinity]"),   # was refused only after the preparation
+    ("membrane_poisson", 0.5, "(-1, 0.5)"),
+    ("seed", -1, "[0, infinity]"),
+])
+def test_the_materials_and_the_preparation_are_range_checked_before_anything_runs(key, value,
+                                                                                    shown):
+    from ecs_dem.errors import InputError
+    from helpers import load_driver
+
+    triaxial = load_driver("triaxial")
+    triaxial.check_sample(dict(triaxial.DEFAULTS))
+    with pytest.raises(InputError, match=re.escape(f"config key '{key}' = {value!r} is outside "
+                                                   f"{shown}")):
+        triaxial.check_sample(dict(triaxial.DEFAULTS, **{key: value}))
+
+
+def test_a_sample_with_no_room_at_the_start_scale_is_an_input_error():
+    """More grains than the cylinder holds at prep_start_scale: the error names the keys to
+    change (and exits with 2 as bad input, not with a traceback)."""
+    from ecs_dem.errors import InputError
+    from helpers import load_driver
+
+    load_driver("triaxial")  # puts run/ on sys.path for its sibling modules
+    from triaxial_preparation import insert
+
+    cfg = dict(load_driver("triaxial").DEFAULTS, prep_start_scale=1.0, grains=5000)
+    with pytest.raises(InputError, match="no room for grain .* lower it or the solid fraction"):
+        insert(cfg, np.random.default_rng(1))
+
