@@ -3,6 +3,7 @@
 Every error raised for bad user input derives from :class:`InputError`, so a
 driver can catch one type and print the message without a traceback.
 """
+import signal
 
 
 class InputError(ValueError):
@@ -19,3 +20,17 @@ class UnstableTimeStepError(InputError):
 
 class StateError(RuntimeError):
     """The simulation state became invalid during a run (NaN, lost particle)."""
+
+
+class RunStopped(Exception):
+    """A soft kill (SIGINT or SIGTERM) stopped a run that its driver cannot continue.
+
+    ``runner.run_or_stop`` raises it, so that a driver running in chunks ends on the
+    first signal instead of going on with the next chunk; ``signal`` is its number.
+    Not an error of the input or the state: a driver prints the message and exits
+    with 128 + ``signal``, the shell's code for a process ended by that signal."""
+
+    def __init__(self, signum: int, where: str = ""):
+        self.signal = int(signum)
+        name = signal.Signals(self.signal).name
+        super().__init__(f"stopped by {name}" + (f" {where}" if where else ""))

@@ -12,6 +12,11 @@ and calls ``run_world(world, cfg, total_steps)`` after building its world::
 ``total_steps`` is the step the run ends at, so a restarted run stops at the
 same step as an uninterrupted one.
 
+A driver without checkpoints that runs in chunks (a preparation, a sweep of
+short runs) calls ``run_or_stop(world, steps)`` for each chunk inside
+``with world.soft_kill():``: the first signal then ends the driver
+(``RunStopped``) instead of only the chunk it arrived in.
+
 A restart compares the configuration with the one saved in the checkpoint
 (``restart_departures``): keys the driver names as its run's ``identity``
 (its sample, its seed) must agree, else the run stops with an error before it
@@ -24,7 +29,7 @@ import json
 import signal
 import sys
 
-from .errors import InputError
+from .errors import InputError, RunStopped
 from .io.checkpoint import Checkpointer, checkpoint_step, read_config, restart, write_checkpoint
 from .io.hdf5_output import Hdf5Output
 from .io.paths import unwritable
@@ -81,6 +86,18 @@ def install_run_systems(world, cfg: dict) -> Checkpointer | None:
     if cfg["progress"]:
         world.add_system(Progress())
     return checkpointer
+
+
+def run_or_stop(world, steps: int, where: str = "") -> None:
+    """``world.run(steps)``; raises RunStopped when a soft kill stopped it.
+
+    For drivers that run in chunks without a checkpoint to continue from (a preparation,
+    a sweep of short runs): ``World.run`` returns on a signal with ``stop_requested`` set,
+    and a loop that called it again would run on as if nothing had happened. `where`
+    says what was stopped, for the message."""
+    world.run(steps)
+    if world.stop_requested:
+        raise RunStopped(world.stop_requested, where)
 
 
 def run_until(world, total_steps: int, until, check_every: int) -> None:

@@ -49,6 +49,10 @@ kept cycles in ``levels`` strain bins per phase.
     python run/compression.py                              # the short default, a few minutes
     python run/compression.py --set cycles=20 --set discard=5   # the paper's protocol
     mpiexec.mpich -n 2 .venv/bin/python run/compression.py
+
+SIGINT or SIGTERM stops it after the current step with exit code 128 + the
+signal's number, writing nothing (the files are written after the last gamma;
+there is no checkpoint).
 """
 from __future__ import annotations
 
@@ -66,7 +70,10 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
+from ecs_dem.errors import RunStopped
 from ecs_dem.io.paths import unwritable
+from ecs_dem.runner import run_or_stop
+from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -220,7 +227,7 @@ def relax(world, steps_max, energy_per_grain, check_every=200) -> int:
     n = world.comm.sum(world.particles.n_owned)
     done = 0
     while done < steps_max:
-        world.run(check_every)
+        run_or_stop(world, check_every, "during the preparation")
         done += check_every
         if kinetic_energy(world) < energy_per_grain * n:
             break
@@ -271,7 +278,7 @@ def prepare(cfg, comm, say):
     walls.velocity[TOP] = (0.0, 0.0, -cfg["plate_speed"])
     approach = 0
     while walls.force[TOP, 2] < cfg["touch_force"]:
-        world.run(10)
+        run_or_stop(world, 10, "during the preparation")
         approach += 10
         if walls.point[TOP, 2] < 0.5 * top:
             raise InputError("prepare: the plate went half-way down without touching the grains")
@@ -285,7 +292,7 @@ def prepare(cfg, comm, say):
             break
         walls.velocity[TOP] = (0.0, 0.0, -cfg["plate_speed"])
         while z_all(world) < cfg["initial_z"]:
-            world.run(10)
+            run_or_stop(world, 10, "during the preparation")
             approach += 10
             if walls.point[TOP, 2] < 0.5 * touch:
                 raise InputError(f"prepare: no Z = {cfg['initial_z']} within half the packing's "
@@ -350,7 +357,7 @@ def cycle_plate(cfg, world, h0, say, gamma):
                 stops = sorted(set(stops) | {mid_step})
             done = 0
             for stop in stops:
-                world.run(stop - done)
+                run_or_stop(world, stop - done, f"in the cycles of gamma {gamma:g}")
                 done = stop
                 strain = (h0 - float(walls.point[TOP, 2])) / h0
                 samples.append({"cycle": cycle, "phase": phase, "strain": strain,
@@ -515,6 +522,11 @@ def plot(cfg, results, out: Path) -> list[Path]:
 
 
 def main(argv=None) -> int:
+    with SoftKill():  # one block for every world of the run: a signal between two is kept too
+        return run_all(argv)
+
+
+def run_all(argv) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         check_config(cfg)
@@ -550,6 +562,11 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunStopped as exc:  # the files are written after the last gamma: none yet
+        if comm.rank == 0:
+            print(f"{exc}: nothing written (the files in {cfg['output']} are written after "
+                  "the last gamma)", file=sys.stderr)
+        return 128 + exc.signal
     if comm.rank == 0:
         ref = results.get(1.19, {}).get("top_max")
         print(f"done in {time.perf_counter() - t0:.0f} s; at {100 * cfg['max_strain']:.1f} % strain "

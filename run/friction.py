@@ -20,6 +20,10 @@ and the height against position), and prints, per case, the mean and
 relative standard deviation of F_n and F_t and the mean of F_t / (mu F_n).
 The friction coefficient of the pair is the mean of the grain's and the
 membrane's (Hertz-Mindlin mixing): 0.25 and 1.2 give 0.725.
+
+SIGINT or SIGTERM stops it after the current step with exit code 128 + the
+signal's number, writing nothing (its files are written after the last case;
+there is no checkpoint: the cases are short).
 """
 from __future__ import annotations
 
@@ -36,7 +40,10 @@ from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.config import check_ranges, load_config
+from ecs_dem.errors import RunStopped
 from ecs_dem.io.paths import unwritable
+from ecs_dem.runner import run_or_stop
+from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.membrane_systems import membrane_systems
@@ -178,15 +185,16 @@ def grain_contact_force(world) -> np.ndarray:
 
 def run_case(cfg: dict, model: str, variant: str, path: str) -> dict:
     world, drag, direction = build_world(cfg, model, variant, path)
-    world.run(int(round(cfg["settle"] / world.dt)))
+    where = f"in case {model}/{variant}/{path}"
+    run_or_stop(world, int(round(cfg["settle"] / world.dt)), where)
     drag.velocity = cfg["speed"] * direction
-    world.run(int(round(cfg["run_in"] / cfg["speed"] / world.dt)))
+    run_or_stop(world, int(round(cfg["run_in"] / cfg["speed"] / world.dt)), where)
     steps = int(round(cfg["length"] / cfg["speed"] / world.dt))
     every = max(steps // cfg["samples"], 1)
     rows = []
     x0 = None
     for k in range(steps // every):
-        world.run(every)
+        run_or_stop(world, every, where)
         f, x = grain_contact_force(world)
         f[2] += cfg["load"]
         if x0 is None:
@@ -233,6 +241,12 @@ def write_outputs(results, out: str) -> None:
 
 
 def main(argv=None) -> int:
+    with SoftKill():  # one block for all the cases: a signal between two runs is kept too
+        return run_cases(argv)
+
+
+def run_cases(argv) -> int:
+    results, cases = [], []
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         check_ranges(cfg, RANGES)
@@ -251,7 +265,6 @@ def main(argv=None) -> int:
             # the set-up's force pass checks dt against the contact law and the membrane's
             # springs: a step too long for a later case fails now, not after the first cases ran
             build_world(cfg, model, variant, cases[0][2])[0].setup()
-        results = []
         for model, variant, path in cases:
             r = run_case(cfg, model, variant, path)
             results.append(r)
@@ -263,6 +276,10 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunStopped as exc:  # the files are written after the last case: none yet
+        print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
+              f"{cfg['output']}.csv is written after the last)", file=sys.stderr)
+        return 128 + exc.signal
     print(f"wrote {cfg['output']}.csv and {cfg['output']}.png")
     return 0
 

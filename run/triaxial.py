@@ -80,6 +80,10 @@ runs of the case found there, ``<case>.png`` (sigma_d and eps_v against
 eps, both models on one figure when both were run) and ``<case>_summary.csv``
 (peak sigma_d, strain at peak, mobilised friction angle, dilatancy).
 
+SIGINT or SIGTERM (a batch system's notice) stops the test after the current
+step and writes the checkpoint; during the preparation, which keeps none, it
+stops with exit code 128 + the signal's number and writes no packing.
+
 Bad input stops the run with ``error: ...`` and exit code 2 before anything is
 prepared or written: an unknown key, a value outside its range (``RANGES``), an
 unknown case or model (from ``--case``/``--model``, ``--set`` or the
@@ -113,7 +117,9 @@ from ecs_dem.components.particles import add_particles, attach_to_wall, create_p
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
+from ecs_dem.errors import RunStopped
 from ecs_dem.runner import RUN_DEFAULTS, check_restart, open_output, run_world
+from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -347,6 +353,11 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
 
 
 def main(argv=None) -> int:
+    with SoftKill():  # one block from the preparation to the end: no signal is lost between
+        return run_triaxial(argv)
+
+
+def run_triaxial(argv) -> int:
     comm = default_comm()
     log = print if comm.rank == 0 else (lambda *a, **k: None)
     output = None
@@ -394,6 +405,9 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunStopped as exc:  # in the preparation, which keeps no checkpoint
+        log(f"{exc}: no packing written (the next run prepares it again)")
+        return 128 + exc.signal
     except StateError as exc:  # the run broke down on one rank (several: World.run ended them)
         print(f"error: {exc}", file=sys.stderr)
         if comm.rank == 0 and output is not None and output.opened:  # the curves to the stop

@@ -43,6 +43,7 @@ from ecs_dem.components.mesh_generators import cylinder
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
+from ecs_dem.runner import run_or_stop
 from ecs_dem.system import Stage, System
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -228,7 +229,7 @@ def prepare(cfg: dict, comm=None, log=print) -> dict:
     steps = int(math.ceil((cfg["prep_grow_time"] + cfg["prep_relax_time"]) / world.dt))
     log(f"preparation: {grain_count(cfg)} grains, growth from {cfg['prep_start_scale']:g} of "
         f"their size, {steps} steps of {world.dt:.3g} s")
-    world.run(steps)
+    run_or_stop(world, steps, "during the preparation")
     position, radius = gather_grains(world)
     worst = largest_overlap(position, radius, cfg["height"],
                             cylinder(cfg["radius"], cfg["height"], cfg["patch_edge"]))

@@ -8,7 +8,9 @@ import pytest
 from ecs_dem import Box, InputError, Stage, System, World
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
-from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.errors import RunStopped
+from ecs_dem.runner import RUN_DEFAULTS, run_or_stop, run_world
+from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.velocity_verlet import velocity_verlet
 
 
@@ -114,6 +116,36 @@ def test_a_signal_between_chunks_stops_the_next_chunk_at_its_first_step():
         os.kill(os.getpid(), signal.SIGTERM)  # outside run(): the block's handler catches it
         world.run(10)
     assert world.stop_requested == signal.SIGTERM and probe.stopped_at == 4
+
+
+def test_run_or_stop_ends_a_driver_that_runs_in_chunks_at_the_first_signal():
+    """World.run returns on a signal; a loop of runs without this check went on running."""
+    world = small_world()
+    probe = world.add_system(SignalAt(3))
+    finished = []
+    with pytest.raises(RunStopped, match="^stopped by SIGTERM in the test$") as stop:
+        with world.soft_kill():
+            for _ in range(10):
+                run_or_stop(world, 2, "in the test")
+                finished.append(world.step)
+    assert stop.value.signal == signal.SIGTERM
+    assert finished == [2] and probe.stopped_at == world.step == 4
+
+
+def test_a_signal_between_two_worlds_of_one_block_stops_the_second_at_its_first_step():
+    """A driver's block (SoftKill) is shared by every world's runs inside it: a signal while
+    the driver builds its next world is not the default handler's, and not lost."""
+    before = signal.getsignal(signal.SIGTERM)
+    first, second = small_world(), small_world()
+    with SoftKill() as outer:
+        first.run(3)
+        os.kill(os.getpid(), signal.SIGTERM)  # between the two worlds' runs
+        with second.soft_kill() as inner:
+            assert inner is outer
+            second.run(10)
+    assert first.stop_requested is None and first.step == 3
+    assert second.stop_requested == signal.SIGTERM and second.step == 1
+    assert signal.getsignal(signal.SIGTERM) is before  # the block put the handler back
 
 
 def test_a_restart_from_another_runs_checkpoint_is_refused_and_other_changes_are_printed(

@@ -7,12 +7,14 @@ same grain on vertex spheres (MSS_particle) rides over bumps: its height and for
 on a free sheet of vertex spheres it still feels mu F_n on average (the vertices do not roll).
 """
 import importlib.util
+import signal
+import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from helpers import REPO
+from helpers import PYTHON, REPO
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +141,23 @@ def test_a_time_step_too_long_for_any_case_is_refused_before_the_first_case_runs
     captured = capsys.readouterr()
     assert "of the stiffest spring" in captured.err, captured.err
     assert "F_n" not in captured.out and not out.with_suffix(".csv").exists()
+
+
+def test_sigterm_ends_the_whole_sweep_with_nothing_written(tmp_path):
+    """The driver runs each case in chunks: SIGTERM used to end only the chunk it arrived in,
+    and the sweep ran on to the end (exit 0), while the engine said it was stopping."""
+    out = tmp_path / "f"
+    args = ["models=patch", "variants=kinematic", "paths=edge,vertices,oblique", "length=0.002",
+            "run_in=0.001", "settle=0.02", "sheet=0.012", f"output={out}"]
+    proc = subprocess.Popen([PYTHON, str(REPO / "run" / "friction.py"),
+                             *[x for a in args for x in ("--set", a)]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("patch"):  # the first case is done: the sweep is running
+            break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "stopped by SIGTERM in case patch/kinematic/" in err
+    assert "of 3 cases had finished" in err and "Traceback" not in err
+    assert not out.with_suffix(".csv").exists() and not out.with_suffix(".png").exists()

@@ -250,3 +250,19 @@ def test_a_sample_with_no_room_at_the_start_scale_is_an_input_error():
     with pytest.raises(InputError, match="no room for grain .* lower it or the solid fraction"):
         insert(cfg, np.random.default_rng(1))
 
+
+def test_sigterm_during_the_preparation_stops_the_run_without_a_packing(tmp_path):
+    """The preparation has no checkpoint: it used to return its unfinished packing on
+    SIGTERM, cache it as the sample's, and go on into the test."""
+    proc = subprocess.Popen([PYTHON, str(REPO / "run" / "triaxial.py"),
+                             *settings(tmp_path, ["prep_grow_time=0.2"])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("preparation:"):  # printed just before its steps start
+            break
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert "stopped by SIGTERM during the preparation: no packing written" in out
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("*.npz")) and not list(tmp_path.glob("*.h5"))
