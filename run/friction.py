@@ -88,6 +88,14 @@ RANGES = (
     ("settle", 0.0, math.inf, True), ("pretension", -1.0, math.inf, False),
     ("membrane_damping", 0.0, math.inf, True), ("dt", 0.0, math.inf, True),
     ("samples", 1, math.inf, True),
+    # the geometry and materials, named by their keys here (the components check them again)
+    ("grain_radius", 0.0, math.inf, False), ("grain_density", 0.0, math.inf, False),
+    ("grain_modulus", 0.0, math.inf, False), ("grain_poisson", -1.0, 0.5, False),
+    ("grain_friction", 0.0, math.inf, True), ("membrane_friction", 0.0, math.inf, True),
+    ("membrane_modulus", 0.0, math.inf, False), ("membrane_thickness", 0.0, math.inf, False),
+    ("membrane_density", 0.0, math.inf, False), ("restitution", 0.0, 1.0, "(]"),
+    ("spacing", 0.0, math.inf, False), ("vertex_radius", 0.0, math.inf, False),
+    ("sheet", 0.0, math.inf, False),
 )
 
 
