@@ -13,9 +13,10 @@ and calls ``run_world(world, cfg, total_steps)`` after building its world::
 same step as an uninterrupted one.
 
 A driver without checkpoints that runs in chunks (a preparation, a sweep of
-short runs) calls ``run_or_stop(world, steps)`` for each chunk inside
-``with world.soft_kill():``: the first signal then ends the driver
-(``RunStopped``) instead of only the chunk it arrived in.
+short runs) calls ``run_or_stop(world, steps)`` for each chunk inside a
+soft-kill block (``with SoftKill():`` around its main, or
+``world.soft_kill()``): the first signal then ends the driver (``RunStopped``)
+instead of only the chunk it arrived in.
 
 A restart compares the configuration with the one saved in the checkpoint
 (``restart_departures``): keys the driver names as its run's ``identity``

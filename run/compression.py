@@ -565,7 +565,7 @@ def run_all(argv) -> int:
     except RunStopped as exc:  # the files are written after the last gamma: none yet
         if comm.rank == 0:
             print(f"{exc}: nothing written (the files in {cfg['output']} are written after "
-                  "the last gamma)", file=sys.stderr)
+                  "the last gamma)", flush=True)
         return 128 + exc.signal
     if comm.rank == 0:
         ref = results.get(1.19, {}).get("top_max")

@@ -286,7 +286,7 @@ def run_cases(argv) -> int:
         return 2
     except RunStopped as exc:  # the files are written after the last case: none yet
         print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
-              f"{cfg['output']}.csv is written after the last)", file=sys.stderr)
+              f"{cfg['output']}.csv is written after the last)", flush=True)
         return 128 + exc.signal
     print(f"wrote {cfg['output']}.csv and {cfg['output']}.png")
     return 0
