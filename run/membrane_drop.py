@@ -1,15 +1,26 @@
 """Grains dropped onto a membrane clamped at its rim: they settle in the dimple they make.
 
 A circular rubber sheet (MSS_patch: grains touch its triangles) is clamped at
-its rim; grains of three sizes fall onto it under gravity, inside four
-walls that stand on the sheet (a square box of side 1.4 times the sheet's
-radius), and come to rest in the dimple. Grain-grain, grain-wall and
+its rim and along the foot of four walls that stand on it (a square box of
+side 1.4 times the sheet's radius, which clamp the sheet under and behind
+them); grains of three sizes fall onto it under gravity inside the walls and
+come to rest in the dimple. Grain-grain, grain-wall and
 grain-membrane contacts use the same Hertz-Mindlin law. Output for ParaView: ``output/membrane_drop.h5`` and
 ``.xdmf`` (grains as points, the membrane as a surface).
 
     python run/membrane_drop.py                  # about 20 s here
     python run/membrane_drop.py --set grains=400 --set duration=0.5
+    python run/membrane_drop.py --set mesh=sheet.stl --set mesh_scale=1e-3   # a file in mm
     mpiexec.mpich -n 2 .venv/bin/python run/membrane_drop.py
+
+Your own sheet: ``mesh`` names an open surface in any format meshio reads
+(STL, OBJ, PLY, VTK, Gmsh, ...), coordinates times ``mesh_scale`` in metres,
+placed as it is in the file (gravity along -z). It replaces the disc
+(``sheet_radius``, ``edge``); its boundary, every vertex on an edge of one
+triangle, is clamped; the walls stand at 0.7 of half its smaller horizontal
+extent around the centre of its bounding box, and the grains start above
+its highest point. It is validated first (``add_membrane``): a closed,
+non-manifold or unreadable mesh is an error that names the problem.
 """
 from __future__ import annotations
 
@@ -23,7 +34,10 @@ import numpy as np
 from ecs_dem import Box, InputError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_vertices
+from ecs_dem.components.mesh import Mesh
 from ecs_dem.components.mesh_generators import flat_sheet
+from ecs_dem.components.mesh_io import read_mesh
+from ecs_dem.components.mesh_validation import boundary_edges, validate_mesh
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
@@ -47,6 +61,8 @@ DEFAULTS = {
     "radii": "1.5e-3,2.5e-3,4e-3",     # m, three sizes, equal numbers
     "sheet_radius": 0.04,             # m
     "edge": 4e-3,                     # m, patch side
+    "mesh": "",                       # an open sheet from a file instead of the disc (docstring)
+    "mesh_scale": 1.0,                # the file's unit in m (1e-3 for mm)
     "membrane_modulus": 1.25e6,       # Pa
     "membrane_thickness": 1e-3,       # m
     "membrane_density": 1100.0,       # kg/m^3
@@ -72,6 +88,7 @@ RANGES = (
     ("grains", 1, math.inf, True),
     ("sheet_radius", 0.0, math.inf, False),
     ("edge", 0.0, math.inf, False),
+    ("mesh_scale", 0.0, math.inf, False),
     ("membrane_modulus", 0.0, math.inf, False),
     ("membrane_thickness", 0.0, math.inf, False),
     ("membrane_density", 0.0, math.inf, False),
@@ -90,9 +107,9 @@ RANGES = (
     ("checkpoint_every", 0, math.inf, True),
 )
 #: what a restart must share with its checkpoint (ecs_dem.runner.check_restart)
-IDENTITY = ("grains", "radii", "sheet_radius", "edge", "membrane_modulus", "membrane_thickness",
-            "membrane_density", "membrane_damping", "bending_stiffness", "grain_modulus",
-            "grain_density", "restitution", "friction", "gravity", "seed")
+IDENTITY = ("grains", "radii", "sheet_radius", "edge", "mesh", "mesh_scale", "membrane_modulus",
+            "membrane_thickness", "membrane_density", "membrane_damping", "bending_stiffness",
+            "grain_modulus", "grain_density", "restitution", "friction", "gravity", "seed")
 
 
 def grain_radii(text: str) -> np.ndarray:
@@ -107,10 +124,35 @@ def grain_radii(text: str) -> np.ndarray:
     return radii
 
 
+def sheet(cfg: dict) -> tuple[Mesh, np.ndarray, np.ndarray, float]:
+    """The membrane's surface (validated), the mesh indices of its clamped rim, the centre of
+    the drop (above the sheet's highest point) and the radius a the walls and the box scale
+    with: the disc of ``sheet_radius``, or the open surface of the ``mesh`` file (module
+    docstring; a is half its smaller horizontal extent)."""
+    if not cfg["mesh"]:
+        mesh = validate_mesh(flat_sheet(cfg["edge"], radius=cfg["sheet_radius"]))
+        centre, a = np.zeros(3), float(cfg["sheet_radius"])
+    else:
+        mesh = validate_mesh(read_mesh(cfg["mesh"]).scaled(cfg["mesh_scale"]))
+        lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
+        centre = np.array([0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), hi[2]])
+        a = 0.5 * float(min(hi[0] - lo[0], hi[1] - lo[1]))
+        if not a > 0:
+            raise InputError(f"config key 'mesh' = {cfg['mesh']!r}: the sheet has no horizontal "
+                             "extent (it stands upright); lay it out across x and y, gravity "
+                             "acts along -z")
+    rim = np.unique(boundary_edges(mesh))
+    if rim.size == 0:
+        raise InputError(f"config key 'mesh' = {cfg['mesh']!r}: the surface is closed, so it has "
+                         "no rim to clamp; give an open sheet (a surface with a boundary)")
+    return mesh, rim, centre, a
+
+
 def build_world(cfg: dict, output=None, comm=None) -> World:
     rng = np.random.default_rng(cfg["seed"])
     radii = grain_radii(cfg["radii"])
-    a = cfg["sheet_radius"]
+    surface, rim, centre, a = sheet(cfg)
+    lo, hi = surface.vertices.min(axis=0), surface.vertices.max(axis=0)
     r_min, r_max = radii.min(), radii.max()
     dt = cfg["dt_fraction"] * float(rayleigh_time(r_min, cfg["grain_density"],
                                                    cfg["grain_modulus"], 0.3))
@@ -124,9 +166,14 @@ def build_world(cfg: dict, output=None, comm=None) -> World:
     pos[:, :2] -= 0.5 * (side - 1) * spacing
     pos[:, 2] += 2.0 * r_max
     pos += rng.uniform(-0.05, 0.05, pos.shape) * spacing
-    top = max(2 * a, float(pos[:, 2].max()) + 4 * r_max)
-    world = World(Box((-1.5 * a, -1.5 * a, -a), (1.5 * a, 1.5 * a, top)), dt=dt,
-                  skin=0.3 * r_min, comm=comm)
+    pos += centre
+    top = max(centre[2] + 2 * a, float(pos[:, 2].max()) + 4 * r_max)
+    # the disc's box, (-1.5 a, 1.5 a) across and a below the sheet, grown to hold a longer mesh
+    box_lo, box_hi = centre - 1.5 * a, centre + 1.5 * a
+    if cfg["mesh"]:
+        box_lo, box_hi = np.minimum(box_lo, lo - 0.5 * a), np.maximum(box_hi, hi + 0.5 * a)
+    box_lo[2], box_hi[2] = lo[2] - a, top
+    world = World(Box(tuple(box_lo), tuple(box_hi)), dt=dt, skin=0.3 * r_min, comm=comm)
     grain = add_species(world, youngs_modulus=cfg["grain_modulus"], poisson_ratio=0.3,
                         density=cfg["grain_density"], restitution=cfg["restitution"],
                         friction=cfg["friction"])
@@ -134,17 +181,22 @@ def build_world(cfg: dict, output=None, comm=None) -> World:
                          density=cfg["membrane_density"], restitution=cfg["restitution"],
                          friction=cfg["friction"])
     create_particle_table(world)
-    add_membrane(world, flat_sheet(cfg["edge"], radius=a), youngs_modulus=cfg["membrane_modulus"],
+    add_membrane(world, surface, youngs_modulus=cfg["membrane_modulus"],
                  thickness=cfg["membrane_thickness"], density=cfg["membrane_density"],
                  damping_ratio=cfg["membrane_damping"], bending_stiffness=cfg["bending_stiffness"],
                  species=rubber)
-    fix_particles(world, membrane_vertices(world, 0, where=lambda x: np.hypot(x[:, 0], x[:, 1])
-                                           > a * (1 - 1e-9)))
+    # clamped: the rim, and the sheet under and behind the walls (its vertex spheres, of
+    # radius half the thickness, would touch the walls: a wall is a half-space, and it
+    # launched the sheet's outer ring at 40 m/s in the first step)
+    reach = half - 0.5 * cfg["membrane_thickness"]
+    under_walls = membrane_vertices(world, 0, where=lambda x: np.max(
+        np.abs(x[:, :2] - centre[:2]), axis=1) >= reach)
+    fix_particles(world, np.union1d(membrane_vertices(world, 0, indices=rim), under_walls))
     add_particles(world, pos, rng.permutation(np.resize(radii, n)), grain)
     for axis in (0, 1):
         for sign in (1.0, -1.0):
-            point, normal = np.zeros(3), np.zeros(3)
-            point[axis], normal[axis] = -sign * half, sign
+            point, normal = centre.copy(), np.zeros(3)
+            point[axis], normal[axis] = centre[axis] - sign * half, sign
             add_wall(world, point, normal)
     law = HertzMindlinLaw()
     first, second = velocity_verlet()
@@ -168,6 +220,8 @@ def main(argv=None) -> int:
         comm = default_comm()
         with open_output(Path(cfg["output"]), cfg, comm) as output:
             world = build_world(cfg, output, comm)
+            p = world.particles  # before the set-up every rank holds every vertex
+            start_lowest = float(p.position[p.membrane >= 0, 2].min())
             steps = int(round(cfg["duration"] / world.dt))
             if comm.rank == 0:
                 print(f"membrane_drop: {cfg['grains']} grains, dt = {world.dt:.3g} s, {steps} steps")
@@ -184,9 +238,10 @@ def main(argv=None) -> int:
     grains = p.membrane < 0
     ke = comm.sum(0.5 * float((p.mass[grains] * (p.velocity[grains] ** 2).sum(axis=1)).sum()))
     lowest = comm.min(float(p.position[~grains, 2].min()) if np.any(~grains) else np.inf)
-    if comm.rank == 0:
+    if comm.rank == 0:  # the depth below the sheet's lowest point at the start
         print(f"done in {elapsed:.1f} s: grains' kinetic energy {ke:.3g} J, dimple depth "
-              f"{-lowest * 1e3:.2f} mm; {cfg['output']} (open the .xdmf in ParaView)")
+              f"{(start_lowest - lowest) * 1e3:.2f} mm; {cfg['output']} (open the .xdmf in "
+              "ParaView)")
     return 0
 
 
