@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, World
+from ecs_dem import Box, InputError, StateError, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.config import check_ranges, load_config
@@ -113,6 +113,9 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StateError as exc:  # the run broke down (a non-finite state)
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     n = world.comm.sum(world.particles.n_owned)
     ran = world.step - world.first_step
     if world.comm.rank == 0 and not world.stop_requested:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, World
+from ecs_dem import Box, InputError, StateError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_vertices
 from ecs_dem.components.mesh import Mesh
@@ -233,6 +233,9 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StateError as exc:  # the run broke down (a membrane element stretched too far); what was written stays
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     p = world.particles
     comm = world.comm
     grains = p.membrane < 0

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, World
+from ecs_dem import Box, InputError, StateError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
@@ -164,6 +164,9 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StateError as exc:  # the run broke down (a non-finite state); what was written stays
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     p = world.particles
     comm = world.comm
     weight = comm.sum(float(p.mass.sum())) * cfg["gravity"]

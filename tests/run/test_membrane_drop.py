@@ -1,10 +1,12 @@
 """run/membrane_drop.py: the ``radii`` list is parsed with an error that names the key and the
 form it takes; the sheet is clamped where the walls stand on it; a sheet from a mesh file."""
+import subprocess
+
 import numpy as np
 import pytest
 
 from ecs_dem.errors import InputError
-from helpers import load_driver
+from helpers import PYTHON, REPO, load_driver
 
 
 def test_radii_are_positive_numbers_separated_by_commas():
@@ -87,3 +89,16 @@ def test_a_mesh_that_cannot_be_a_clamped_sheet_is_refused_by_name(tmp_path, mesh
         else str(tmp_path / "missing.stl")
     with pytest.raises(InputError, match=message):
         drop.build_world(dict(drop.DEFAULTS, mesh=path))
+
+
+def test_a_sheet_that_breaks_down_stops_with_the_error_and_keeps_what_was_written(tmp_path):
+    """A sheet of 20 Pa sags under its own weight past its elements' reach: exit 3 and the
+    engine's message, not a traceback; the output written until then stays."""
+    out = tmp_path / "drop.h5"
+    res = subprocess.run([PYTHON, str(REPO / "run" / "membrane_drop.py"), "--set",
+                          "membrane_modulus=20", "--set", f"output={out}"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 3, res.stderr[-2000:]
+    assert "error: table 'membrane_hinges': element" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert out.stat().st_size > 0
