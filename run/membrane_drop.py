@@ -1,14 +1,15 @@
 """Grains dropped onto a membrane clamped at its rim: they settle in the dimple they make.
 
-A circular rubber sheet (MSS_patch: grains touch its triangles) is clamped at
-its rim and along the foot of four walls that stand on it (a square box of
-side 1.4 times the sheet's radius, which clamp the sheet under and behind
+A circular rubber sheet (MSS_patch: grains touch its triangles) is clamped
+at its rim and along the foot of four walls that stand on it (a square box
+of side 1.4 times the sheet's radius, which clamp the sheet under and behind
 them); grains of three sizes fall onto it under gravity inside the walls and
-come to rest in the dimple. Grain-grain, grain-wall and
-grain-membrane contacts use the same Hertz-Mindlin law. Output for ParaView: ``output/membrane_drop.h5`` and
-``.xdmf`` (grains as points, the membrane as a surface).
+come to rest in the dimple. Grain-grain, grain-wall and grain-membrane
+contacts use the same Hertz-Mindlin law. Output for ParaView:
+``output/membrane_drop.h5`` and ``.xdmf`` (grains as points, the membrane as
+a surface).
 
-    python run/membrane_drop.py                  # about 20 s here
+    python run/membrane_drop.py                  # about 7 s here
     python run/membrane_drop.py --set grains=400 --set duration=0.5
     python run/membrane_drop.py --set mesh=sheet.stl --set mesh_scale=1e-3   # a file in mm
     mpiexec.mpich -n 2 .venv/bin/python run/membrane_drop.py
@@ -18,9 +19,10 @@ Your own sheet: ``mesh`` names an open surface in any format meshio reads
 placed as it is in the file (gravity along -z). It replaces the disc
 (``sheet_radius``, ``edge``); its boundary, every vertex on an edge of one
 triangle, is clamped; the walls stand at 0.7 of half its smaller horizontal
-extent around the centre of its bounding box, and the grains start above
-its highest point. It is validated first (``add_membrane``): a closed,
-non-manifold or unreadable mesh is an error that names the problem.
+extent around the centre of its bounding box and clamp it there as they
+clamp the disc, and the grains start above its highest point. It is
+validated first (``add_membrane``): a closed, non-manifold or unreadable
+mesh is an error that names the problem.
 """
 from __future__ import annotations
 
@@ -233,7 +235,8 @@ def main(argv=None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except StateError as exc:  # the run broke down (a membrane element stretched too far); what was written stays
+    except StateError as exc:  # the run broke down (an element stretched too far): what was
+        # written stays
         print(f"error: {exc}", file=sys.stderr)
         return 3
     p = world.particles

@@ -60,8 +60,9 @@ def test_a_sheet_from_a_mesh_file_is_scaled_placed_as_given_and_clamped_at_its_b
     world = drop.build_world(cfg)
     p, walls = world.particles, world.walls
     sheet = p.membrane >= 0
-    np.testing.assert_allclose(np.sort(p.position[sheet], axis=0), np.sort(mm.vertices * 1e-3, axis=0),
-                               rtol=0, atol=1e-7)  # STL stores float32
+    np.testing.assert_allclose(np.sort(p.position[sheet], axis=0),
+                               np.sort(mm.vertices * 1e-3, axis=0), rtol=0,
+                               atol=1e-7)  # STL stores float32
     rim = np.unique(boundary_edges(mm))
     assert p.fixed[sheet].sum() >= rim.size and free_vertices_clear_of_the_walls(world).min() > 0
     half = 0.7 * 0.035  # walls at 0.7 of half the smaller extent (70 mm), round the box's centre
