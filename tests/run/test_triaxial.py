@@ -243,10 +243,10 @@ def test_a_sample_with_no_room_at_the_start_scale_is_an_input_error():
     from ecs_dem.errors import InputError
     from helpers import load_driver
 
-    load_driver("triaxial")  # puts run/ on sys.path for its sibling modules
+    triaxial = load_driver("triaxial")  # puts run/ on sys.path for its sibling modules
     from triaxial_preparation import insert
 
-    cfg = dict(load_driver("triaxial").DEFAULTS, prep_start_scale=1.0, grains=5000)
+    cfg = dict(triaxial.DEFAULTS, prep_start_scale=1.0, grains=5000)
     with pytest.raises(InputError, match="no room for grain .* lower it or the solid fraction"):
         insert(cfg, np.random.default_rng(1))
 
