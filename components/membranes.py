@@ -35,8 +35,11 @@ them, or attach them to walls with ``components.particles``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ecs_dem.config import in_range, range_text
 from ecs_dem.errors import InputError
 from ecs_dem.table import Field, Halo, Table
 
@@ -48,6 +51,21 @@ from .species import add_species
 
 BENDING_CONVENTIONS = {"paper": 0, "mercurydpm": 1}
 CONTACT_MODELS = {"patch": 0, "particle": 1}
+#: (low, high, brackets) of each constant add_membrane accepts
+MEMBRANE_RANGES = {
+    "youngs_modulus": (0.0, math.inf, "()"),     # Pa
+    "thickness": (0.0, math.inf, "()"),          # m
+    "density": (0.0, math.inf, "()"),            # kg/m^3
+    "damping_ratio": (0.0, math.inf, "[]"),
+    "bending_stiffness": (0.0, math.inf, "[]"),  # N m
+    "bending_damping": (0.0, math.inf, "[]"),    # N s
+}
+
+
+def membrane_ranges(**keys) -> tuple:
+    """``check_ranges`` rows for a driver's keys that become add_membrane's constants
+    (``membrane_ranges(membrane_thickness="thickness")``; components.species_ranges)."""
+    return tuple((key, *MEMBRANE_RANGES[constant]) for key, constant in keys.items())
 
 MEMBRANE_FIELDS = (
     Field("youngs_modulus", np.float64, (), Halo.LOCAL, 0.0, "Pa", "E of the sheet"),
@@ -153,14 +171,13 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     species : material of the membrane in contacts; default a new species
         with the membrane's E, nu and density, no friction, restitution 1
     """
-    for name, value in (("youngs_modulus", youngs_modulus), ("thickness", thickness),
-                        ("density", density)):
-        if not (np.isfinite(value) and value > 0):
-            raise InputError(f"membrane: {name} must be positive and finite (got {value})")
-    for name, value in (("damping_ratio", damping_ratio), ("bending_stiffness", bending_stiffness),
-                        ("bending_damping", bending_damping)):
-        if not (np.isfinite(value) and value >= 0):
-            raise InputError(f"membrane: {name} must be >= 0 (got {value})")
+    constants = {"youngs_modulus": youngs_modulus, "thickness": thickness, "density": density,
+                 "damping_ratio": damping_ratio, "bending_stiffness": bending_stiffness,
+                 "bending_damping": bending_damping}
+    for name, value in constants.items():
+        if not in_range(value, *MEMBRANE_RANGES[name]):
+            raise InputError(f"membrane: {name} must lie in "
+                             f"{range_text(*MEMBRANE_RANGES[name])} (got {value})")
     if bending not in BENDING_CONVENTIONS:
         raise InputError(f"membrane: bending convention '{bending}' is not one of "
                          f"{sorted(BENDING_CONVENTIONS)}")
@@ -308,5 +325,6 @@ def membrane_vertices(world, membrane: int, where=None, indices=None) -> np.ndar
     return gids
 
 
-__all__ = ["add_membrane", "set_stress", "stress_at", "stresses_at", "membrane_vertices",
+__all__ = ["add_membrane", "membrane_ranges", "MEMBRANE_RANGES", "set_stress", "stress_at",
+           "stresses_at", "membrane_vertices",
            "create_membrane_tables", "BENDING_CONVENTIONS", "CONTACT_MODELS"]

@@ -6,8 +6,11 @@ replicated on every rank (not spatial, never ghosted).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from ecs_dem.config import in_range, range_text
 from ecs_dem.errors import InputError
 from ecs_dem.table import Field, Halo, Table
 
@@ -22,6 +25,24 @@ SPECIES_FIELDS = (
 )
 
 
+#: (low, high, brackets) of each constant add_species accepts
+SPECIES_RANGES = {
+    "youngs_modulus": (0.0, math.inf, "()"),   # Pa
+    "poisson_ratio": (-1.0, 0.5, "()"),
+    "density": (0.0, math.inf, "()"),          # kg/m^3
+    "restitution": (0.0, 1.0, "(]"),
+    "friction": (0.0, math.inf, "[]"),
+    "rolling_friction": (0.0, math.inf, "[]"),
+}
+
+
+def species_ranges(**keys) -> tuple:
+    """``check_ranges`` rows for a driver's keys that become species constants, so that a
+    bad one stops the driver before it prepares anything:
+    ``species_ranges(grain_modulus="youngs_modulus", grain_friction="friction")``."""
+    return tuple((key, *SPECIES_RANGES[constant]) for key, constant in keys.items())
+
+
 def create_species_table(world) -> Table:
     """Add an empty ``species`` table to the world (idempotent)."""
     if "species" in world.tables:
@@ -33,17 +54,13 @@ def add_species(world, *, youngs_modulus: float, poisson_ratio: float, density: 
                 restitution: float = 1.0, friction: float = 0.0,
                 rolling_friction: float = 0.0) -> int:
     """Register a material and return its species id (SI units)."""
-    checks = [
-        (youngs_modulus > 0, f"youngs_modulus must be > 0 Pa (got {youngs_modulus})"),
-        (-1.0 < poisson_ratio < 0.5, f"poisson_ratio must lie in (-1, 0.5) (got {poisson_ratio})"),
-        (density > 0, f"density must be > 0 kg/m^3 (got {density})"),
-        (0.0 < restitution <= 1.0, f"restitution must lie in (0, 1] (got {restitution})"),
-        (friction >= 0, f"friction must be >= 0 (got {friction})"),
-        (rolling_friction >= 0, f"rolling_friction must be >= 0 (got {rolling_friction})"),
-    ]
-    for ok, msg in checks:
-        if not (ok and np.isfinite([youngs_modulus, poisson_ratio, density]).all()):
-            raise InputError(f"species: {msg}")
+    constants = {"youngs_modulus": youngs_modulus, "poisson_ratio": poisson_ratio,
+                 "density": density, "restitution": restitution, "friction": friction,
+                 "rolling_friction": rolling_friction}
+    for name, value in constants.items():
+        if not in_range(value, *SPECIES_RANGES[name]):
+            raise InputError(f"species: {name} must lie in "
+                             f"{range_text(*SPECIES_RANGES[name])} (got {value})")
     table = create_species_table(world)
     rows = table.append(1, youngs_modulus=youngs_modulus, poisson_ratio=poisson_ratio,
                         density=density, restitution=restitution, friction=friction,

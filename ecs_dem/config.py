@@ -108,21 +108,38 @@ def load_config(defaults: dict, argv=None, description: str = "") -> dict:
     return cfg
 
 
+def _brackets(closed) -> str:
+    brackets = closed if isinstance(closed, str) else ("[]" if closed else "()")
+    if brackets not in ("[]", "()", "(]", "[)"):
+        raise ValueError(f"a range is closed (True), open (False) or two brackets such as "
+                         f"'(]' (got {closed!r})")
+    return brackets
+
+
+def in_range(value, low, high, closed) -> bool:
+    """Whether `value` is finite and lies in the range (`closed` as in check_ranges)."""
+    brackets = _brackets(closed)
+    above = low <= value if brackets[0] == "[" else low < value
+    below = value <= high if brackets[1] == "]" else value < high
+    return bool(above and below and math.isfinite(value))
+
+
+def range_text(low, high, closed) -> str:
+    """The range as a reader writes it: '(0, 1]', '[0, infinity]'."""
+    brackets = _brackets(closed)
+    return f"{brackets[0]}{low:g}, {high:g}{brackets[1]}".replace("inf", "infinity")
+
+
 def check_ranges(cfg: dict, ranges) -> None:
     """ConfigError naming the first key whose value is not finite or lies outside its range.
 
     `ranges`: (key, low, high, closed) with closed True for [low, high], False for
     (low, high), or the two brackets as text ("(]", "[)") for a half-open range; use
     math.inf for no upper bound. A driver calls it on its configuration before it
-    prepares or writes anything."""
+    prepares or writes anything; the ranges of the material constants come from the
+    components that take them (``species_ranges``, ``membrane_ranges``)."""
     for key, low, high, closed in ranges:
-        brackets = closed if isinstance(closed, str) else ("[]" if closed else "()")
-        if brackets not in ("[]", "()", "(]", "[)"):
-            raise ValueError(f"range of '{key}': closed is True, False or two brackets "
-                             f"such as '(]' (got {closed!r})")
         value = cfg[key]
-        above = low <= value if brackets[0] == "[" else low < value
-        below = value <= high if brackets[1] == "]" else value < high
-        if not (above and below and math.isfinite(value)):
-            bounds = f"{brackets[0]}{low:g}, {high:g}{brackets[1]}".replace("inf", "infinity")
-            raise ConfigError(f"config key '{key}' = {value!r} is outside {bounds}")
+        if not in_range(value, low, high, closed):
+            raise ConfigError(f"config key '{key}' = {value!r} is outside "
+                              f"{range_text(low, high, closed)}")

@@ -67,7 +67,7 @@ import numpy as np
 from ecs_dem import Box, InputError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
-from ecs_dem.components.species import add_species
+from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import RunStopped
@@ -132,12 +132,12 @@ def gammas_of(cfg) -> list[float]:
 #: (key, low, high, bounds included): the material and thresholds (ecs_dem.config.check_ranges;
 #: check_config checks the rest)
 RANGES = (
-    ("box_width", 0.0, math.inf, False), ("youngs_modulus", 0.0, math.inf, False),
-    ("poisson_ratio", -1.0, 0.5, False), ("density", 0.0, math.inf, False),
-    ("restitution", 0.0, 1.0, True), ("touch_force", 0.0, math.inf, False),
-    ("tau", 0.0, math.inf, True), ("friction", 0.0, math.inf, True),
+    ("box_width", 0.0, math.inf, False), ("touch_force", 0.0, math.inf, False),
+    ("tau", 0.0, math.inf, True),
     ("dt_fraction", 0.0, 1.0, False),    # above 1 the engine refuses dt (the stable limit)
     ("skin_fraction", 0.0, math.inf, False),  # the summary divides by the skin
+    *species_ranges(youngs_modulus="youngs_modulus", poisson_ratio="poisson_ratio",
+                    density="density", restitution="restitution", friction="friction"),
 )
 
 

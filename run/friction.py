@@ -35,10 +35,10 @@ from pathlib import Path
 import numpy as np
 
 from ecs_dem import Box, InputError, Stage, System, World
-from ecs_dem.components.membranes import add_membrane, membrane_vertices
+from ecs_dem.components.membranes import add_membrane, membrane_ranges, membrane_vertices
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
-from ecs_dem.components.species import add_species
+from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import RunStopped
 from ecs_dem.io.paths import unwritable
@@ -89,13 +89,13 @@ RANGES = (
     ("membrane_damping", 0.0, math.inf, True), ("dt", 0.0, math.inf, True),
     ("samples", 1, math.inf, True),
     # the geometry and materials, named by their keys here (the components check them again)
-    ("grain_radius", 0.0, math.inf, False), ("grain_density", 0.0, math.inf, False),
-    ("grain_modulus", 0.0, math.inf, False), ("grain_poisson", -1.0, 0.5, False),
-    ("grain_friction", 0.0, math.inf, True), ("membrane_friction", 0.0, math.inf, True),
-    ("membrane_modulus", 0.0, math.inf, False), ("membrane_thickness", 0.0, math.inf, False),
-    ("membrane_density", 0.0, math.inf, False), ("restitution", 0.0, 1.0, "(]"),
-    ("spacing", 0.0, math.inf, False), ("vertex_radius", 0.0, math.inf, False),
-    ("sheet", 0.0, math.inf, False),
+    ("grain_radius", 0.0, math.inf, False), ("spacing", 0.0, math.inf, False),
+    ("vertex_radius", 0.0, math.inf, False), ("sheet", 0.0, math.inf, False),
+    *species_ranges(grain_density="density", grain_modulus="youngs_modulus",
+                    grain_poisson="poisson_ratio", grain_friction="friction",
+                    membrane_friction="friction", membrane_modulus="youngs_modulus",
+                    membrane_density="density", restitution="restitution"),
+    *membrane_ranges(membrane_thickness="thickness"),
 )
 
 

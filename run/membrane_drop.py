@@ -35,13 +35,13 @@ import numpy as np
 
 from ecs_dem import Box, InputError, StateError, World
 from ecs_dem.comm import default_comm
-from ecs_dem.components.membranes import add_membrane, membrane_vertices
+from ecs_dem.components.membranes import add_membrane, membrane_ranges, membrane_vertices
 from ecs_dem.components.mesh import Mesh
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.mesh_io import read_mesh
 from ecs_dem.components.mesh_validation import boundary_edges, validate_mesh
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
-from ecs_dem.components.species import add_species
+from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
@@ -91,15 +91,11 @@ RANGES = (
     ("sheet_radius", 0.0, math.inf, False),
     ("edge", 0.0, math.inf, False),
     ("mesh_scale", 0.0, math.inf, False),
-    ("membrane_modulus", 0.0, math.inf, False),
-    ("membrane_thickness", 0.0, math.inf, False),
-    ("membrane_density", 0.0, math.inf, False),
-    ("membrane_damping", 0.0, math.inf, True),
-    ("bending_stiffness", 0.0, math.inf, True),
-    ("grain_modulus", 0.0, math.inf, False),
-    ("grain_density", 0.0, math.inf, False),
-    ("restitution", 0.0, 1.0, True),
-    ("friction", 0.0, math.inf, True),
+    *species_ranges(membrane_modulus="youngs_modulus", membrane_density="density",
+                    grain_modulus="youngs_modulus", grain_density="density",
+                    restitution="restitution", friction="friction"),
+    *membrane_ranges(membrane_thickness="thickness", membrane_damping="damping_ratio",
+                     bending_stiffness="bending_stiffness"),
     ("gravity", 0.0, math.inf, True),
     ("duration", 0.0, math.inf, False),
     ("dt_fraction", 0.0, 1.0, False),

@@ -111,10 +111,11 @@ import numpy as np
 
 from ecs_dem import Box, InputError, StateError, UnstableTimeStepError, World
 from ecs_dem.comm import default_comm
-from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_stress
+from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membrane_vertices,
+                                          set_stress)
 from ecs_dem.components.mesh_generators import cylinder
 from ecs_dem.components.particles import add_particles, attach_to_wall, create_particle_table
-from ecs_dem.components.species import add_species
+from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import RunStopped
@@ -261,19 +262,19 @@ RANGES = (
     ("collapse_stiffness", 0.0, math.inf, True), ("sample_every", 1, math.inf, True),
     ("snapshot_every", 0, math.inf, True), ("checkpoint_every", 0, math.inf, True),
     ("seed", 0, math.inf, True), ("grains", 0, math.inf, True),
-    # the materials, as add_species and add_membrane accept them: checked here too, so that
-    # a bad one stops the run before its sample is prepared, not after
-    ("grain_modulus", 0.0, math.inf, False), ("grain_poisson", -1.0, 0.5, False),
-    ("grain_friction", 0.0, math.inf, True), ("grain_density", 0.0, math.inf, False),
-    ("grain_restitution", 0.0, 1.0, "(]"), ("membrane_modulus", 0.0, math.inf, False),
-    ("membrane_poisson", -1.0, 0.5, False), ("membrane_thickness", 0.0, math.inf, False),
-    ("membrane_friction", 0.0, math.inf, True), ("membrane_density", 0.0, math.inf, False),
-    ("membrane_restitution", 0.0, 1.0, "(]"), ("membrane_damping", 0.0, math.inf, True),
-    ("bending_stiffness", 0.0, math.inf, True), ("bending_damping", 0.0, math.inf, True),
     # the preparation (run/triaxial_preparation.py)
     ("prep_start_scale", 0.0, 1.0, "(]"), ("prep_speed", 0.0, math.inf, True),
-    ("prep_modulus", 0.0, math.inf, False), ("prep_restitution", 0.0, 1.0, "(]"),
     ("prep_grow_time", 0.0, math.inf, False), ("prep_relax_time", 0.0, math.inf, True),
+    # the materials, as add_species and add_membrane accept them, so that a bad one stops
+    # the run before its sample is prepared, not after
+    *species_ranges(grain_modulus="youngs_modulus", grain_poisson="poisson_ratio",
+                    grain_friction="friction", grain_density="density",
+                    grain_restitution="restitution", membrane_modulus="youngs_modulus",
+                    membrane_poisson="poisson_ratio", membrane_friction="friction",
+                    membrane_density="density", membrane_restitution="restitution",
+                    prep_modulus="youngs_modulus", prep_restitution="restitution"),
+    *membrane_ranges(membrane_thickness="thickness", membrane_damping="damping_ratio",
+                     bending_stiffness="bending_stiffness", bending_damping="bending_damping"),
 )
 
 #: what a restart must share with its checkpoint (ecs_dem.runner.check_restart): the

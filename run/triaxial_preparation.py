@@ -135,7 +135,7 @@ def insert(cfg: dict, rng) -> tuple[np.ndarray, np.ndarray]:
                 break
         else:
             raise InputError(f"triaxial preparation: no room for grain {k} of {n} at "
-                               f"prep_start_scale = {s0}; lower it or the solid fraction")
+                             f"prep_start_scale = {s0}; lower it or the solid fraction")
     return position, radius
 
 
