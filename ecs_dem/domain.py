@@ -39,6 +39,7 @@ infinity. A particle outside the box at set-up is an input error.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,8 +202,8 @@ class Domain:
 
     def __init__(self, box: Box, skin: float, comm=None, sort: bool = True,
                  balance_every: int = 0):
-        if skin < 0:
-            raise InputError(f"skin must be >= 0 (got {skin})")
+        if not (skin >= 0 and math.isfinite(skin)):
+            raise InputError(f"skin must be finite and >= 0 (got {skin})")
         self.box = box
         self.skin = float(skin)
         self.comm = comm if comm is not None else SerialComm()

@@ -125,6 +125,10 @@ class LinearSpringDashpotLaw:
 
     def __init__(self, kn: float, gamman: float, friction: float, kt: float | None = None,
                  gammat: float | None = None, dampflag: int = 1):
+        for name, value in (("kn", kn), ("gamman", gamman), ("friction", friction), ("kt", kt),
+                            ("gammat", gammat)):
+            if value is not None and not math.isfinite(value):
+                raise InputError(f"linear_spring_dashpot: {name} must be finite (got {value})")
         if not kn > 0:
             raise InputError(f"linear_spring_dashpot: kn must be > 0 (got {kn})")
         if gamman < 0 or friction < 0:

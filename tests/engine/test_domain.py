@@ -326,3 +326,11 @@ def test_anchored_rows_leave_with_their_anchors_found_by_reference_or_by_gid(rng
         k, d = expected()
         assert 0 < k.size < 80
         assert gone.tolist() == k.tolist() and dest.tolist() == d.tolist(), stale
+
+
+@pytest.mark.parametrize("skin", [-1e-3, float("nan"), float("inf")])
+def test_a_negative_or_non_finite_skin_is_refused(skin):
+    # a NaN skin would pass `skin < 0` and then never trigger a rebuild (moved > nan is false)
+    with pytest.raises(InputError, match="skin must be finite and >= 0"):
+        Domain(Box(LO, HI), skin=skin)
+    Domain(Box(LO, HI), skin=0.0)

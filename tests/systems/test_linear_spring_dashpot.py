@@ -34,6 +34,7 @@ import pytest
 
 from helpers import add_particles, add_standard_systems, make_world
 
+from ecs_dem import InputError
 from ecs_dem.components.walls import add_wall
 from ecs_dem.systems.gravity import Gravity
 from ecs_dem.systems.linear_spring_dashpot import LinearSpringDashpotLaw
@@ -311,3 +312,14 @@ def test_sliding_sphere_force_is_capped_at_xmu_fn(dampflag):
             ratios.append(math.hypot(f[0], f[1]) / (xmu * f[2]))
             assert f[2] == pytest.approx(MASS * G_ACC, rel=1e-6)
     np.testing.assert_allclose(ratios, 1.0, rtol=1e-9)
+
+
+@pytest.mark.parametrize("key", ["kn", "gamman", "friction", "kt", "gammat"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_non_finite_parameter_is_refused(key, value):
+    # gamman = nan passed `gamman < 0` and the run then ended in non-finite positions
+    params = dict(kn=1000.0, gamman=50.0, friction=0.5)
+    LinearSpringDashpotLaw(**params)
+    params[key] = value
+    with pytest.raises(InputError, match=f"{key} must be finite"):
+        LinearSpringDashpotLaw(**params)
