@@ -70,7 +70,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import RunStopped
+from ecs_dem.errors import RunStopped, StateError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.runner import run_or_stop
 from ecs_dem.soft_kill import SoftKill
@@ -129,40 +129,35 @@ def gammas_of(cfg) -> list[float]:
     return values
 
 
-#: (key, low, high, bounds included): the material and thresholds (ecs_dem.config.check_ranges;
-#: check_config checks the rest)
+#: (key, low, high, bounds included): every number (ecs_dem.config.check_ranges; check_config
+#: checks the relations between keys)
 RANGES = (
-    ("box_width", 0.0, math.inf, False), ("touch_force", 0.0, math.inf, False),
-    ("tau", 0.0, math.inf, True),
+    ("particles", 1, math.inf, "[)"), ("diameter", 0.0, math.inf, False),
+    ("polydispersity", 0.0, 1.0, "[)"), ("box_width", 0.0, math.inf, False),
+    ("max_strain", 0.0, 0.5, False), ("lift_strain", 0.0, math.inf, "[)"),
+    ("discard", 0, math.inf, "[)"), ("plate_speed", 0.0, math.inf, False),    # m/s
+    ("settle_gravity", 0.0, math.inf, False), ("initial_z", 0.0, math.inf, "[)"),
+    ("touch_force", 0.0, math.inf, False), ("tau", 0.0, math.inf, True),
+    ("levels", 2, math.inf, "[)"), ("samples_per_level", 1, math.inf, "[)"),
     ("dt_fraction", 0.0, 1.0, False),    # above 1 the engine refuses dt (the stable limit)
     ("skin_fraction", 0.0, math.inf, False),  # the summary divides by the skin
     *species_ranges(youngs_modulus="youngs_modulus", poisson_ratio="poisson_ratio",
-                    density="density", restitution="restitution", friction="friction"),
+                    density="density", restitution="restitution", friction="friction",
+                    prepare_restitution="restitution", prepare_friction="friction"),
 )
 
 
 def check_config(cfg) -> None:
+    check_ranges(cfg, RANGES)
     checks = [
-        (cfg["particles"] > 0, "particles must be > 0"),
-        (cfg["diameter"] > 0 and 0 <= cfg["polydispersity"] < 1,
-         "need diameter > 0 and 0 <= polydispersity < 1"),
-        (0 < cfg["max_strain"] < 0.5, "max_strain must lie in (0, 0.5)"),
-        (cfg["lift_strain"] >= 0, "lift_strain must be >= 0"),
-        (cfg["cycles"] > cfg["discard"] >= 0, "need cycles > discard >= 0"),
-        (cfg["plate_speed"] > 0, "plate_speed must be > 0 m/s"),
-        (cfg["levels"] >= 2 and cfg["samples_per_level"] >= 1, "need levels >= 2, samples_per_level >= 1"),
+        (cfg["cycles"] > cfg["discard"], "need cycles > discard"),
         (0 < cfg["distribution_strain"] < cfg["max_strain"],
          "distribution_strain must lie in (0, max_strain)"),
         (cfg["friction_law"] in ("saturated", "mindlin"), "friction_law is saturated or mindlin"),
-        (cfg["initial_z"] >= 0 and cfg["prepare_friction"] >= 0 and cfg["settle_gravity"] > 0
-         and 0 < cfg["prepare_restitution"] <= 1,
-         "need initial_z >= 0, prepare_friction >= 0, settle_gravity > 0 and "
-         "0 < prepare_restitution <= 1"),
     ]
     for ok, msg in checks:
         if not ok:
             raise InputError(f"compression: {msg}")
-    check_ranges(cfg, RANGES)
     gammas_of(cfg)
     out = Path(cfg["output"])  # a directory of CSVs and plots, written after the whole run
     problem = (f"output {out} is a file: give a directory" if out.is_file()
@@ -562,6 +557,9 @@ def run_all(argv) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StateError as exc:  # the run broke down (a non-finite state); nothing written yet
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     except RunStopped as exc:  # the files are written after the last gamma: none yet
         if comm.rank == 0:
             print(f"{exc}: nothing written (the files in {cfg['output']} are written after "

@@ -31,7 +31,8 @@ import numpy as np
 
 from ecs_dem import Box, InputError, Stage, StateError, System, World
 from ecs_dem.comm import default_comm
-from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_stress
+from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membrane_vertices,
+                                          set_stress)
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import create_particle_table, fix_particles
 from ecs_dem.config import check_ranges, load_config
@@ -64,13 +65,11 @@ DEFAULTS = {
 RANGES = (
     ("radius", 0.0, math.inf, False),
     ("edge", 0.0, math.inf, False),
-    ("youngs_modulus", 0.0, math.inf, False),
-    ("thickness", 0.0, math.inf, False),
-    ("density", 0.0, math.inf, False),
+    *membrane_ranges(youngs_modulus="youngs_modulus", thickness="thickness", density="density",
+                     damping_ratio="damping_ratio"),
     ("pressure", 0.0, math.inf, True),
     ("ramp_time", 0.0, math.inf, True),
     ("duration", 0.0, math.inf, False),
-    ("damping_ratio", 0.0, math.inf, True),
     ("drag", 0.0, math.inf, True),
     ("dt_fraction", 0.0, 1.0, False),
     ("snapshot_every", 0, math.inf, True),

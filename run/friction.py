@@ -40,7 +40,7 @@ from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import RunStopped
+from ecs_dem.errors import RunStopped, StateError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.runner import run_or_stop
 from ecs_dem.soft_kill import SoftKill
@@ -284,6 +284,9 @@ def run_cases(argv) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StateError as exc:  # the run broke down (a non-finite state); nothing written yet
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
     except RunStopped as exc:  # the files are written after the last case: none yet
         print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
               f"{cfg['output']}.csv is written after the last)", flush=True)

@@ -24,7 +24,7 @@ import numpy as np
 from ecs_dem import Box, InputError, StateError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
-from ecs_dem.components.species import add_species
+from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
@@ -68,12 +68,9 @@ RANGES = (
     ("radius_min", 0.0, math.inf, False),
     ("radius_max", 0.0, math.inf, False),
     ("box_width", 0.0, math.inf, False),
-    ("youngs_modulus", 0.0, math.inf, False),
-    ("poisson_ratio", -1.0, 0.5, False),
-    ("density", 0.0, math.inf, False),
-    ("restitution", 0.0, 1.0, True),
-    ("friction", 0.0, math.inf, True),
-    ("rolling_friction", 0.0, math.inf, True),
+    *species_ranges(youngs_modulus="youngs_modulus", poisson_ratio="poisson_ratio",
+                    density="density", restitution="restitution", friction="friction",
+                    rolling_friction="rolling_friction"),
     ("gravity", 0.0, math.inf, True),
     ("duration", 0.0, math.inf, False),
     ("dt_fraction", 0.0, 1.0, False),

@@ -8,6 +8,7 @@ lies above the unloading curve on average (hysteresis > 0), that MC-DEM
 ratio column, and that bad input is refused with a message.
 """
 import csv
+import math
 import subprocess
 
 import numpy as np
@@ -81,11 +82,16 @@ def test_the_force_distribution_is_normalised_and_undefined_without_forces():
 @pytest.mark.parametrize("key, value", [("youngs_modulus", -1.0), ("density", 0.0), ("tau", -1.0),
                                         ("touch_force", 0.0), ("box_width", float("nan")),
                                         ("friction", -1.0), ("dt_fraction", 0.0),
-                                        ("skin_fraction", 0.0)])
+                                        ("skin_fraction", 0.0), ("lift_strain", math.inf),
+                                        ("plate_speed", math.inf), ("particles", 0),
+                                        ("settle_gravity", math.inf), ("levels", 1),
+                                        ("prepare_restitution", 0.0),
+                                        ("prepare_friction", math.nan)])
 def test_the_material_and_thresholds_are_range_checked_by_name(key, value):
     """A negative modulus used to surface as 'dt must be positive (got nan)', a negative
     friction only after the preparation, and skin_fraction = 0 as a ZeroDivisionError after
-    the whole run."""
+    the whole run; an infinite lift_strain or plate_speed as an OverflowError or a
+    non-finite state."""
     from ecs_dem.errors import InputError
     from helpers import load_driver
 
