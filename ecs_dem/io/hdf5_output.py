@@ -30,7 +30,7 @@ import numpy as np
 from ..comm import SerialComm
 from ..errors import InputError
 from ..system import Stage, System
-from .parallel_h5 import SharedFile
+from .parallel_h5 import SharedFile, held_elsewhere
 from .paths import unwritable
 from .xdmf import write_xdmf
 
@@ -56,7 +56,7 @@ class Hdf5Output:
         self._shared = None
         problem = None
         if self.comm.rank == 0:
-            problem = unwritable(self.path)
+            problem = unwritable(self.path) or held_elsewhere(str(self.path))
         if self.comm.size > 1:
             problem = self.comm.broadcast_object(problem)
         if problem:

@@ -13,11 +13,35 @@ with a one-line warning: correct, slower, and memory-bound on rank 0.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 
 import numpy as np
 
+from ..errors import InputError
+
 _warned = False
+
+
+def held_elsewhere(path: str) -> str:
+    """The reason `path` cannot be written now ('' if it can): another process holds it open.
+
+    HDF5 locks a file it opens, but mode "w" truncates the file before it finds another
+    process's lock: a run restarted while ParaView still shows its last output would lose
+    that output and then fail. Mode "a" takes the same lock without truncating."""
+    import h5py
+
+    if not os.path.isfile(path):
+        return ""
+    try:
+        h5py.File(path, "a").close()
+    except BlockingIOError:
+        return (f"{path} is open in another process (HDF5's file lock): a run still writing "
+                "it, or a viewer (ParaView, h5py, HDFView) reading it. Close it there, or "
+                "choose another output file; it was left as it is")
+    except OSError:
+        pass  # not an HDF5 file (or unreadable): "w" replaces it, as it always did
+    return ""
 
 
 class SharedFile:
@@ -30,6 +54,12 @@ class SharedFile:
         self.path = str(path)
         self.collective = comm.size == 1 or bool(h5py.get_config().mpi)
         self.mpio = comm.size > 1 and self.collective
+        if mode != "r":
+            problem = held_elsewhere(self.path) if comm.rank == 0 else ""
+            if comm.size > 1:
+                problem = comm.broadcast_object(problem)
+            if problem:
+                raise InputError(problem)
         if self.mpio:
             self.file = h5py.File(self.path, mode, driver="mpio", comm=comm.world)
         elif comm.rank == 0:

@@ -117,3 +117,33 @@ def test_an_output_path_that_cannot_be_written_is_an_input_error_before_anything
     with pytest.raises(InputError, match="is a directory"):
         Hdf5Output(tmp_path / "folder.h5")
     assert (tmp_path / "plain").read_text() == "a file where a directory should be\n"
+
+
+def test_a_file_another_process_holds_open_is_refused_and_kept(tmp_path):
+    """HDF5's "w" truncated a file another process (a viewer) held open before it found the
+    lock: the earlier output was lost and the run failed with a BlockingIOError."""
+    import subprocess
+    import sys
+
+    from ecs_dem.io.parallel_h5 import SharedFile
+
+    path = tmp_path / "run.h5"
+    with Hdf5Output(path) as out:
+        out.append(0, 0.0, {"e": 1.0})
+    before = path.read_bytes()
+    viewer = subprocess.Popen(
+        [sys.executable, "-c", "import h5py, sys; f = h5py.File(sys.argv[1], 'r'); "
+         "print('open', flush=True); sys.stdin.read()", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert viewer.stdout.readline().strip() == "open"
+        with pytest.raises(InputError, match="open in another process"):
+            Hdf5Output(path)  # before the run computes anything
+        for mode in ("w", "a"):  # when the file is opened, at the first write
+            with pytest.raises(InputError, match="open in another process"):
+                SharedFile(path, mode, SerialComm())
+        Hdf5Output(path.with_name("other.h5")).close()  # another file is free
+    finally:
+        viewer.communicate("")
+    assert path.read_bytes() == before
+    SharedFile(path, "w", SerialComm()).file.close()  # free again once the viewer closed it
