@@ -266,7 +266,10 @@ def run_cases(argv) -> int:
                 raise InputError(f"unknown case {model}/{variant}/{path}: models are "
                                  "patch, particle; variants kinematic, free; paths "
                                  f"{', '.join(PATHS)}")
-        problem = unwritable(Path(cfg["output"]).with_suffix(".csv"))
+        out = Path(cfg["output"])
+        problem = (f"output {cfg['output']!r} names no file: give a path without its suffix, "
+                   "such as output/friction" if out.name in ("", ".", "..")
+                   else unwritable(out.with_suffix(".csv")))
         if problem:
             raise InputError(problem)
         for model, variant in dict.fromkeys((m, v) for m, v, _ in cases):

@@ -29,6 +29,7 @@ from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
+from ecs_dem.io.paths import unwritable
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.gravity import Gravity
@@ -143,6 +144,9 @@ def main(argv=None) -> int:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         check_ranges(cfg, RANGES)
         path = Path(cfg["output"])
+        problem = unwritable(path)  # before the checkpoint's name is made from it
+        if problem:
+            raise InputError(problem)
         if not cfg["checkpoint"]:  # next to its own output: two runs never share one
             cfg["checkpoint"] = str(path.with_suffix(".checkpoint.h5"))
         comm = default_comm()

@@ -106,7 +106,8 @@ def test_every_case_and_the_output_path_are_checked_before_the_first_case_runs(
                           (["samples=0"], "'samples' = 0 is outside [1, infinity]"),
                           (["spacing=0"], "'spacing' = 0.0 is outside (0, infinity)"),
                           (["restitution=0"], "'restitution' = 0.0 is outside (0, 1]"),
-                          ([f"output={tmp_path / 'plain' / 'f'}"], "is a file, not a directory")):
+                          ([f"output={tmp_path / 'plain' / 'f'}"], "is a file, not a directory"),
+                          (["output="], "names no file")):  # was a ValueError from with_suffix
         (tmp_path / "plain").write_text("")
         argv = ["--set", f"output={out}", "--set", "models=patch", "--set", "variants=kinematic"]
         for a in args:
