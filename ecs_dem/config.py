@@ -29,6 +29,8 @@ def _coerce(key: str, value, default):
             return False
         raise ConfigError(f"config key '{key}' takes true/false (got {value!r})")
     if isinstance(default, (int, float)) and not isinstance(default, bool):
+        if isinstance(value, bool):  # int(True) would turn a misplaced TOML true into 1
+            raise ConfigError(f"config key '{key}' takes a number (got {value!r})")
         if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
             # int(2.5) would silently truncate a TOML float
             raise ConfigError(f"config key '{key}' takes an int (got {value!r})")
@@ -89,12 +91,16 @@ def load_config(defaults: dict, argv=None, description: str = "") -> dict:
     values: dict = {}
     if args.config is not None:
         if not args.config.is_file():
-            raise ConfigError(f"config file {args.config} does not exist")
+            raise ConfigError(f"config file {args.config} "
+                              + ("is a directory" if args.config.is_dir() else "does not exist"))
         with open(args.config, "rb") as fh:
             try:
                 values.update(_flatten(tomllib.load(fh)))
             except tomllib.TOMLDecodeError as exc:
                 raise ConfigError(f"config file {args.config}: {exc}") from None
+            except UnicodeDecodeError:
+                raise ConfigError(f"config file {args.config} is not UTF-8 text: give a TOML "
+                                  "file (key = value lines)") from None
     for item in args.overrides:
         if "=" not in item:
             raise ConfigError(f"--set takes KEY=VALUE (got {item!r})")

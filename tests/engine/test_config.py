@@ -74,6 +74,8 @@ def test_values_are_coerced_to_the_type_of_the_default(key, value, expected):
     ("steps", "ten"),
     ("steps", "2.5"),
     ("steps", 2.5),  # a TOML float must not be truncated silently
+    ("steps", True),  # nor a TOML true taken as 1
+    ("dt", False),
     ("dt", "fast"),
     ("sort", "maybe"),
     ("gravity", "1, 2"),
@@ -133,6 +135,12 @@ def test_malformed_inputs(tmp_path):
     bad.write_text("steps = = 3\n")
     with pytest.raises(ConfigError, match="bad.toml"):
         load_config(DEFAULTS, ["--config", str(bad)])
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_config(DEFAULTS, ["--config", str(tmp_path)])
+    binary = tmp_path / "binary.toml"  # was a UnicodeDecodeError traceback
+    binary.write_bytes(b"\xff\xfe steps = 3\n")
+    with pytest.raises(ConfigError, match="binary.toml is not UTF-8 text"):
+        load_config(DEFAULTS, ["--config", str(binary)])
 
 
 def test_a_value_of_the_wrong_type_names_the_key_and_the_type():
