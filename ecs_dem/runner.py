@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from pathlib import Path
 
 from .errors import InputError, RunStopped
 from .io.checkpoint import Checkpointer, checkpoint_step, read_config, restart, write_checkpoint
@@ -47,7 +48,13 @@ RUN_DEFAULTS = {
 def open_output(path, cfg: dict, comm=None) -> Hdf5Output:
     """The driver's HDF5 output: a new file for a fresh run; with ``cfg["restart"]`` the
     existing file continued from the checkpoint's step (what was written up to it is kept,
-    later records and snapshots are dropped, as the restarted run writes them again)."""
+    later records and snapshots are dropped, as the restarted run writes them again).
+    A checkpoint path that names the output file is an InputError: a checkpoint replaces
+    its file, and would replace the output with it."""
+    if cfg["checkpoint"] and Path(cfg["checkpoint"]).resolve() == Path(path).resolve():
+        raise InputError(f"checkpoint {cfg['checkpoint']} is the output file: writing the "
+                         "checkpoint would replace the output; give the checkpoint another "
+                         f"name, such as {Path(path).with_suffix('.checkpoint.h5')}")
     resume = checkpoint_step(cfg["restart"]) if cfg["restart"] else None
     return Hdf5Output(path, cfg, comm, resume_step=resume)
 

@@ -195,3 +195,19 @@ def test_nothing_to_run_and_an_unwritable_checkpoint_stop_before_the_set_up(tmp_
     with pytest.raises(InputError, match="cannot create checkpoint .* is a file, not a directory"):
         run_world(world, dict(cfg, checkpoint=str(tmp_path / "plain" / "ck.h5")), 5)
     assert world.step == 0
+
+
+def test_a_checkpoint_named_like_the_output_is_refused_before_the_output_changes(
+        tmp_path, monkeypatch):
+    """checkpoint = the output's path: the first checkpoint replaced the output file (its
+    snapshots gone, the XDMF pointing at nothing)."""
+    from ecs_dem.runner import open_output
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.h5").write_bytes(b"an earlier run's output")
+    for checkpoint in ("run.h5", str(tmp_path / "run.h5"), "./sub/../run.h5"):
+        cfg = dict(RUN_DEFAULTS, checkpoint=checkpoint)
+        with pytest.raises(InputError, match="is the output file.*such as run.checkpoint.h5"):
+            open_output("run.h5", cfg)
+    assert (tmp_path / "run.h5").read_bytes() == b"an earlier run's output"
+    open_output("run.h5", dict(RUN_DEFAULTS, checkpoint="run.checkpoint.h5")).close()
