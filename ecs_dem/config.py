@@ -82,7 +82,10 @@ def merge_config(defaults: dict, values: dict) -> dict:
 
 def load_config(defaults: dict, argv=None, description: str = "") -> dict:
     """Parse ``--config FILE.toml`` and repeated ``--set key=value`` over `defaults`."""
-    parser = argparse.ArgumentParser(description=description)
+    parser = argparse.ArgumentParser(
+        description=description,
+        epilog="--show-config lists every key with its value; the head of the driver's file "
+               "says what each means")
     parser.add_argument("--config", type=Path, help="TOML file with keys from the defaults")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one key (repeatable)")

@@ -1,4 +1,4 @@
-"""Pour a polydisperse bed into a box and let it settle under gravity (the main demo).
+"""Pour a polydisperse bed into a box and let it settle under gravity.
 
 About 5,000 Hertz-Mindlin spheres (radius 1.5-2.5 mm, a soft glass-like
 material) start on a loose jittered lattice above the floor of a box with
