@@ -10,13 +10,13 @@ Layers (imports point downward only)::
 The engine knows nothing of DEM physics.
 """
 from .domain import Box, Domain
-from .errors import ConfigError, InputError, StateError, UnstableTimeStepError
+from .errors import ConfigError, InputError, OutputError, StateError, UnstableTimeStepError
 from .system import Stage, System
 from .table import Field, Halo, Table
 from .world import World
 
 __all__ = [
     "Box", "Domain", "World", "Table", "Field", "Halo", "System", "Stage",
-    "InputError", "ConfigError", "StateError", "UnstableTimeStepError",
+    "InputError", "ConfigError", "StateError", "OutputError", "UnstableTimeStepError",
 ]
 __version__ = "0.1.0"

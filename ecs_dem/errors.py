@@ -22,6 +22,12 @@ class StateError(RuntimeError):
     """The simulation state became invalid during a run (NaN, lost particle)."""
 
 
+class OutputError(StateError):
+    """An output or checkpoint file could not be written during a run (no space left on the
+    device, a quota, a file system gone): the run cannot go on, and ends as a StateError
+    does (exit code 3 on every rank); the files written before stay as they were."""
+
+
 class RunStopped(Exception):
     """A soft kill (SIGINT or SIGTERM) stopped a run that its driver cannot continue.
 

@@ -171,6 +171,7 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
             print(f"stopped by {name} at step {world.step}: {where}", flush=True)
         return 0
     if checkpointer is not None and checkpointer.last_written != world.step:
-        write_checkpoint(world, cfg["checkpoint"], cfg)
+        with world.writing("the checkpoint"):
+            write_checkpoint(world, cfg["checkpoint"], cfg)
     sys.stdout.flush()
     return 0

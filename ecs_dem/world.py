@@ -53,6 +53,8 @@ derives them, ``_run_systems`` memoises and replays them, and
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 import time as _time
 from collections import defaultdict
 from typing import NamedTuple
@@ -62,7 +64,7 @@ import numpy as np
 from .comm import default_comm
 from .declaration_guard import DeclarationGuard, debug_from_environment
 from .domain import Box, Domain
-from .errors import InputError, StateError
+from .errors import InputError, OutputError, StateError
 from .references import incidence, resolve_references
 from .soft_kill import SoftKill
 from .system import ACCUMULATIONS, DECLARATIONS, Stage, System
@@ -622,7 +624,27 @@ class World:
     def _output(self) -> None:
         due = self._due(Stage.OUTPUT)
         if due:
-            self._run_systems(due)
+            with self.writing():
+                self._run_systems(due)
+
+    @contextlib.contextmanager
+    def writing(self, what: str = "an output file"):
+        """Turn an OSError of the block (a full disk, a quota, a file system gone) into an
+        :class:`OutputError` that says what and where; the OUTPUT stage and ``on_stop`` run
+        in it, and a driver's last checkpoint should too."""
+        try:
+            yield
+        except OSError as exc:
+            reason = (exc.strerror if exc.strerror and "\n" not in exc.strerror
+                      else os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0])
+            name = exc.filename
+            if name is None:  # h5py names the file inside its message
+                found = re.search(r"filename = '([^']*)'", str(exc))
+                name = found.group(1) if found else None
+            raise OutputError(
+                f"step {self.step}: {what}{f' ({name})' if name else ''} could not be written: "
+                f"{reason}. Free space or choose another path; the files written before stay "
+                "as they were (continue from the last checkpoint with restart=)") from exc
 
     def _flush_reverse(self) -> None:
         """Reduce accumulators nobody has read yet, so owners hold complete values between steps."""
@@ -805,8 +827,9 @@ class World:
         self.complete_sums()
         if self._stop_signal:
             self.stop_requested = self._stop_signal
-            for s in self.systems:
-                s.on_stop(self)
+            with self.writing():
+                for s in self.systems:
+                    s.on_stop(self)
 
     @contextlib.contextmanager
     def soft_kill(self):

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..system import Stage, System
-from .parallel_h5 import SharedFile
+from .parallel_h5 import SharedFile, ensure_space
 
 FORMAT = 1
 
@@ -61,11 +61,33 @@ def write_checkpoint(world, path, config: dict | None = None) -> Path:
     if comm.rank == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
     comm.barrier()
+    ensure_space(path, sum(table.owned(f).nbytes for table in world.tables.values()
+                          for f in _state_fields(table)), comm)
     sf = SharedFile(tmp, "w", comm)
+    try:
+        _write_state(world, sf, config, __version__)
+    except OSError:  # a full disk: the last complete checkpoint stays, no half file beside it
+        if sf.file is not None:
+            with contextlib.suppress(OSError):  # its flush fails on the same full disk
+                sf.file.close()
+        if comm.rank == 0:
+            tmp.unlink(missing_ok=True)
+        raise
+    sf.close()
+    comm.barrier()
+    if comm.rank == 0:
+        os.replace(tmp, path)
+    comm.barrier()
+    return path
+
+
+def _write_state(world, sf, config, version) -> None:
+    """The checkpoint's attributes and datasets into the shared file `sf` (collective)."""
+    comm = world.comm
     if sf.writes_metadata:
         a = sf.file.attrs
         a["format"] = FORMAT
-        a["ecs_dem_version"] = __version__
+        a["ecs_dem_version"] = version
         a["step"] = world.step
         a["time"] = world.time
         a["dt"] = world.dt
@@ -95,12 +117,6 @@ def write_checkpoint(world, path, config: dict | None = None) -> Path:
         sf.write_replicated("ranks", f"{label}_rows",
                             np.array(comm.allgather_object(data.size), dtype=np.int64))
         sf.write_rows("ranks", label, data)
-    sf.close()
-    comm.barrier()
-    if comm.rank == 0:
-        os.replace(tmp, path)
-    comm.barrier()
-    return path
 
 
 #: what a checkpoint that h5py cannot open, or that lacks a part, raises (as InputError)

@@ -30,7 +30,7 @@ import numpy as np
 from ..comm import SerialComm
 from ..errors import InputError
 from ..system import Stage, System
-from .parallel_h5 import SharedFile, held_elsewhere
+from .parallel_h5 import SharedFile, ensure_space, held_elsewhere
 from .paths import unwritable
 from .xdmf import write_xdmf
 
@@ -167,6 +167,9 @@ class Hdf5Output:
         """
         group = f"snapshots/{step:09d}"
         meta = {}
+        ensure_space(self.path, sum(table.owned(name).nbytes for name in fields)
+                     + sum(np.asarray(a).nbytes for a in (connectivity or {}).values())
+                     + sum(np.asarray(a).nbytes for a in (element_data or {}).values()), self.comm)
         offset = self.comm.exscan(table.n_owned) if connectivity else 0
         for name in fields:
             _, total = self.shared.write_rows(group, name, table.owned(name))

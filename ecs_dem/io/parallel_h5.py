@@ -13,6 +13,7 @@ with a one-line warning: correct, slower, and memory-bound on rank 0.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 
@@ -42,6 +43,35 @@ def held_elsewhere(path: str) -> str:
     except OSError:
         pass  # not an HDF5 file (or unreadable): "w" replaces it, as it always did
     return ""
+
+
+#: a write is refused unless the device has this much room beyond the data: HDF5's metadata
+#: and chunk padding (a snapshot of a few hundred rows takes about 40 KB more than its arrays)
+SPACE_MARGIN = 1.1, 1 << 20
+
+
+def ensure_space(path, nbytes: int, comm) -> None:
+    """OSError(ENOSPC) on every rank when the device holding `path` has no room for `nbytes`
+    (this rank's share of what is about to be written) and a margin (collective).
+
+    HDF5 that runs out of space in the middle of a write leaves its file handles in a state
+    in which closing them fails and freeing them later crashed the process (a segmentation
+    fault instead of an error message): a write that cannot fit is refused before it starts.
+    A quota the file system does not report still ends in HDF5's own error."""
+    total = comm.sum(int(nbytes)) if comm.size > 1 else int(nbytes)
+    problem = None
+    if comm.rank == 0:
+        folder = os.path.dirname(os.path.abspath(str(path)))
+        stats = os.statvfs(folder)
+        free = stats.f_bavail * stats.f_frsize
+        need = SPACE_MARGIN[0] * total + SPACE_MARGIN[1]
+        if free < need:
+            problem = (f"{os.strerror(errno.ENOSPC)} ({free / 1e6:.3g} MB free in {folder}, "
+                       f"about {need / 1e6:.3g} MB needed)")
+    if comm.size > 1:
+        problem = comm.broadcast_object(problem)
+    if problem:
+        raise OSError(errno.ENOSPC, problem, str(path))
 
 
 class SharedFile:

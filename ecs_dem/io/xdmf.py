@@ -71,5 +71,9 @@ def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
     body += ["</Domain>", "</Xdmf>", ""]
     xdmf_path = Path(xdmf_path)
     tmp = xdmf_path.with_name(xdmf_path.name + ".tmp")
-    tmp.write_text("\n".join(body))
+    try:
+        tmp.write_text("\n".join(body))
+    except OSError as exc:  # a full disk: the last complete sidecar stays, no half file beside it
+        tmp.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(tmp)) from exc
     os.replace(tmp, xdmf_path)

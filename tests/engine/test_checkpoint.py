@@ -7,7 +7,7 @@ import pytest
 
 from ecs_dem.comm import SerialComm
 from ecs_dem.errors import InputError
-from ecs_dem.io.checkpoint import Checkpointer, restart, write_checkpoint
+from ecs_dem.io.checkpoint import Checkpointer, _state_fields, restart, write_checkpoint
 from helpers import PYTHON, REPO
 from mpi_scenarios import dense_bed, gather, spring_net
 
@@ -168,3 +168,42 @@ def test_a_damaged_checkpoint_is_an_input_error_that_names_the_file(tmp_path):
         if label in ("text", "cut", "no_step"):
             with pytest.raises(InputError, match="cannot be read"):
                 checkpoint_step(path)
+
+
+def _device_with_free_bytes(monkeypatch, free):
+    """os.statvfs as parallel_h5 sees it: `free` bytes available on every device."""
+    import ecs_dem.io.parallel_h5 as parallel_h5
+
+    class Stats:
+        f_bavail, f_frsize = free, 1
+
+    monkeypatch.setattr(parallel_h5.os, "statvfs", lambda folder: Stats)
+
+
+def test_a_checkpoint_that_cannot_fit_is_refused_before_the_last_one_is_touched(
+        tmp_path, monkeypatch):
+    """HDF5 out of space in the middle of a checkpoint left handles that crashed the process
+    when freed (a segmentation fault, no message); the room is now asked for first."""
+    import errno
+
+    from ecs_dem.errors import OutputError
+    from ecs_dem.io.parallel_h5 import SPACE_MARGIN
+
+    world = dense_bed(SerialComm(), n_side=6, layers=3)
+    path = tmp_path / "ck.h5"
+    world.add_system(Checkpointer(path, every=10))
+    world.run(10)
+    before = path.read_bytes()
+    state = sum(t.owned(f).nbytes for t in world.tables.values() for f in _state_fields(t))
+    need = SPACE_MARGIN[0] * state + SPACE_MARGIN[1]
+    _device_with_free_bytes(monkeypatch, int(need) - 1)
+    with pytest.raises(OutputError, match=r"step 20: an output file \(.*ck.h5\) could not be "
+                                          r"written: No space left on device \("):
+        world.run(10)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["ck.h5"]
+    with pytest.raises(OSError) as raised:
+        write_checkpoint(world, path)
+    assert raised.value.errno == errno.ENOSPC
+    _device_with_free_bytes(monkeypatch, int(need) + 1)  # just enough: written
+    write_checkpoint(world, path)
+    assert path.read_bytes() != before

@@ -147,3 +147,40 @@ def test_a_file_another_process_holds_open_is_refused_and_kept(tmp_path):
         viewer.communicate("")
     assert path.read_bytes() == before
     SharedFile(path, "w", SerialComm()).file.close()  # free again once the viewer closed it
+
+
+def test_a_snapshot_that_cannot_fit_ends_the_run_with_the_earlier_ones_readable(
+        tmp_path, monkeypatch):
+    """A full disk ended the run with a traceback from the XDMF sidecar and left a half-written
+    .xdmf.tmp beside it; now an OutputError names the file, and the snapshots written before
+    and their sidecar stay readable."""
+    import ecs_dem.io.parallel_h5 as parallel_h5
+    from ecs_dem.errors import OutputError
+    from ecs_dem.io import xdmf
+
+    world, out = _world_with_output(tmp_path / "run.h5")
+    world.run(15)
+
+    class Full:
+        f_bavail, f_frsize = 1000, 1
+
+    with monkeypatch.context() as patch:
+        patch.setattr(parallel_h5.os, "statvfs", lambda folder: Full)
+        with pytest.raises(OutputError, match=r"step 20: an output file \(.*run.h5\) could not "
+                                              "be written: No space left on device"):
+            world.run(10)
+    out.close()
+    with h5py.File(tmp_path / "run.h5") as f:
+        assert sorted(f["snapshots"]) == ["000000000", "000000010"]
+    sidecar = (tmp_path / "run.xdmf").read_text()
+    assert sidecar.count('GridType="Uniform"') == 2 and "000000010" in sidecar
+
+    def no_room(self, text):
+        self.write_bytes(text[:10].encode())  # part of it went out before the device was full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(xdmf.Path, "write_text", no_room)
+    with pytest.raises(OSError, match=r"run.xdmf.tmp"):
+        xdmf.write_xdmf(tmp_path / "run.xdmf", tmp_path / "run.h5", [])
+    assert (tmp_path / "run.xdmf").read_text() == sidecar
+    assert not (tmp_path / "run.xdmf.tmp").exists()
