@@ -214,6 +214,8 @@ class Hdf5Output:
 
     def append(self, step: int, time: float, values: dict) -> None:
         """Append one record to the time series (collective; values must be global)."""
+        ensure_space(self.path, sum(np.asarray(v).nbytes for v in values.values()) + 16,
+                     self.comm)
         if not self.shared.writes_metadata:
             return
         ts = self.shared.file["timeseries"]

@@ -169,6 +169,8 @@ def test_a_snapshot_that_cannot_fit_ends_the_run_with_the_earlier_ones_readable(
         with pytest.raises(OutputError, match=r"step 20: an output file \(.*run.h5\) could not "
                                               "be written: No space left on device"):
             world.run(10)
+        with pytest.raises(OSError, match="No space left on device"):
+            out.append(world.step, world.time, {"e": 1.0})  # a time-series record too
     out.close()
     with h5py.File(tmp_path / "run.h5") as f:
         assert sorted(f["snapshots"]) == ["000000000", "000000010"]
