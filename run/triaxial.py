@@ -412,17 +412,25 @@ def run_triaxial(argv) -> int:
     except StateError as exc:  # the run broke down on one rank (several: World.run ended them)
         print(f"error: {exc}", file=sys.stderr)
         if comm.rank == 0 and output is not None and output.opened:  # the curves to the stop
-            log(f"  the curves to the stop: {write_run_csv(h5, directory / f'{name}.csv')}")
-            for line in write_case_report(directory, cfg["case"], cfg["confining_stress"]):
-                log(line)
+            write_curves(h5, directory / f"{name}.csv", cfg, log, "  the curves to the stop: ")
         return 3
     if comm.rank == 0:
-        csv_path = write_run_csv(h5, directory / f"{name}.csv")
-        log(f"done in {elapsed:.1f} s ({world.step - world.first_step} steps): {csv_path}, "
-            f"{h5.with_suffix('.xdmf')} (ParaView)")
-        for line in write_case_report(directory, cfg["case"], cfg["confining_stress"]):
-            log(line)
+        write_curves(h5, directory / f"{name}.csv", cfg, log,
+                     f"done in {elapsed:.1f} s ({world.step - world.first_step} steps): ",
+                     f", {h5.with_suffix('.xdmf')} (ParaView)")
     return 0
+
+
+def write_curves(h5: Path, csv_path: Path, cfg, log, before: str, after: str = "") -> None:
+    """The run's CSV and its case's summary and plots, from its HDF5 file; a disk without
+    room for them says how to write them later instead of ending in a traceback."""
+    try:
+        log(f"{before}{write_run_csv(h5, csv_path)}{after}")
+        for line in write_case_report(csv_path.parent, cfg["case"], cfg["confining_stress"]):
+            log(line)
+    except OSError as exc:
+        log(f"  the curves could not be written ({exc.strerror or exc}): make room, then "
+            f"python run/triaxial_report.py {h5} --sigma-c {cfg['confining_stress']:g}")
 
 
 if __name__ == "__main__":

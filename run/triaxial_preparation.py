@@ -27,11 +27,14 @@ The result depends on the seed and on the parameters, and (through the
 chaos of the collisions) on the number of ranks; it is cached in
 ``<output stem>_packing.npz`` with the parameters that made it, so that a
 restart, the other membrane model and later runs start from the same
-packing.
+packing. The cache is written whole or not at all (a disk without room
+leaves none, and the run goes on); one that cannot be read is prepared again.
 """
 from __future__ import annotations
 
 import math
+import os
+import zipfile
 from pathlib import Path
 
 import numba
@@ -245,12 +248,24 @@ def packing(cfg: dict, path: Path, comm, log=print) -> dict:
     (written to `path` by rank 0)."""
     key = np.array([float(cfg[k]) for k in PACKING_KEYS])
     if path.is_file():
-        with np.load(path) as f:
-            if f["key"].shape == key.shape and np.array_equal(f["key"], key):
-                return {k: f[k] if f[k].ndim else float(f[k]) for k in f.files if k != "key"}
+        try:
+            with np.load(path) as f:
+                if f["key"].shape == key.shape and np.array_equal(f["key"], key):
+                    return {k: f[k] if f[k].ndim else float(f[k]) for k in f.files if k != "key"}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            log(f"  the cached packing {path} cannot be read ({type(exc).__name__}): "
+                "preparing it again")
     result = prepare(cfg, comm, log)
     if comm.rank == 0:
+        # written whole or not at all: a half-written cache would stop every later run
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, key=key, **result)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        try:
+            np.savez(tmp, key=key, **result)
+            os.replace(tmp, path)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            log(f"  the packing could not be cached at {path} ({exc.strerror or exc}): "
+                "the run goes on; the next one prepares it again")
     comm.barrier()
     return result

@@ -13,10 +13,11 @@ run's time series bit for bit; bad input is refused with a message; a run
 that breaks down stops with the error and keeps the curves recorded so far.
 """
 import csv
-import re
 import os
+import re
 import signal
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -266,3 +267,55 @@ def test_sigterm_during_the_preparation_stops_the_run_without_a_packing(tmp_path
     assert "stopped by SIGTERM during the preparation: no packing written" in out
     assert "Traceback" not in err
     assert not list(tmp_path.glob("*.npz")) and not list(tmp_path.glob("*.h5"))
+
+
+def test_curves_that_cannot_be_written_say_how_to_write_them_later(tmp_path, monkeypatch):
+    """A full disk ends the run with an OutputError; the driver then wrote the curves into the
+    same full disk and ended in a traceback from its own error handler."""
+    from helpers import load_driver
+
+    triaxial = load_driver("triaxial")
+
+    def no_room(h5, csv_path):
+        raise OSError(28, "No space left on device", str(csv_path))
+
+    monkeypatch.setattr(triaxial, "write_run_csv", no_room)
+    lines = []
+    cfg = dict(triaxial.DEFAULTS)
+    triaxial.write_curves(tmp_path / "small_patch_seed1.h5", tmp_path / "small_patch_seed1.csv",
+                          cfg, lines.append, "done: ")
+    assert lines == ["  the curves could not be written (No space left on device): make room, "
+                     f"then python run/triaxial_report.py {tmp_path / 'small_patch_seed1.h5'} "
+                     f"--sigma-c {cfg['confining_stress']:g}"]
+
+
+def test_a_damaged_packing_cache_is_prepared_again_and_a_full_disk_leaves_none(
+        tmp_path, monkeypatch):
+    """A cache cut short (a full disk during np.savez) stopped every later run of the sample
+    with a BadZipFile traceback; the cache is now written whole or not at all."""
+    from ecs_dem.comm import SerialComm
+    from helpers import load_driver
+
+    load_driver("triaxial")  # puts run/ on sys.path for its sibling modules
+    import triaxial_preparation as prep
+
+    made = {"position": np.zeros((2, 3)), "radius": np.ones(2), "solid_fraction": 0.6}
+    calls = []
+    monkeypatch.setattr(prep, "prepare", lambda cfg, comm, log: calls.append(1) or made)
+    cfg = dict(load_driver("triaxial").DEFAULTS)
+    path = tmp_path / "small_seed1_packing.npz"
+    path.write_bytes(b"PK\x03\x04 cut short")
+    lines = []
+    assert prep.packing(cfg, path, SerialComm(), lines.append) is made
+    assert calls == [1] and "cannot be read" in lines[0] and "preparing it again" in lines[0]
+    again = prep.packing(cfg, path, SerialComm(), lines.append)  # the new cache is read
+    assert calls == [1] and np.array_equal(again["radius"], made["radius"])
+
+    def savez_on_a_full_disk(file, **arrays):
+        Path(file).write_bytes(b"PK\x03\x04")  # the first bytes went out
+        raise OSError(28, "No space left on device")
+
+    path.unlink()
+    monkeypatch.setattr(prep.np, "savez", savez_on_a_full_disk)
+    assert prep.packing(cfg, path, SerialComm(), lines.append) is made
+    assert "could not be cached" in lines[-1] and list(tmp_path.iterdir()) == []
