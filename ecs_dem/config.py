@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import math
 import tomllib
 from pathlib import Path
@@ -111,10 +112,28 @@ def load_config(defaults: dict, argv=None, description: str = "") -> dict:
         values[key.strip()] = value.strip()
     cfg = merge_config(defaults, values)
     if args.show_config:
+        print("# every key with its value, as TOML: save it, edit it, and give it back with "
+              "--config FILE")
         for k in sorted(cfg):
-            print(f"{k} = {cfg[k]!r}")
+            print(f"{k} = {toml_value(cfg[k])}" if cfg[k] is not None
+                  else f"# {k}: not set (no TOML value)")
         raise SystemExit(0)
     return cfg
+
+
+def toml_value(value) -> str:
+    """`value` written as TOML reads it back (``--show-config``): true/false, quoted
+    strings, arrays; Python's repr wrote True and tuples, which ``--config`` refused."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ("nan" if value != value
+                                                         else "inf" if value > 0 else "-inf")
+    if isinstance(value, int):
+        return str(value)
+    return json.dumps(str(value), ensure_ascii=False)  # a TOML basic string: same escapes
 
 
 def _brackets(closed) -> str:

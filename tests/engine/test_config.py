@@ -169,3 +169,18 @@ def test_check_ranges_includes_exactly_the_bounds_asked_for(closed, inside, outs
 def test_check_ranges_refuses_a_range_it_cannot_read():
     with pytest.raises(ValueError, match="two brackets"):
         check_ranges({"dt": 0.5}, (("dt", 0.0, 1.0, "]["),))
+
+
+def test_show_config_prints_toml_that_config_reads_back(tmp_path, capsys):
+    """--show-config printed Python's repr (True, tuples), which --config then refused: a
+    configuration saved from it could not be given back."""
+    defaults = dict(DEFAULTS, label='say "hi" \\ there', limit=math.inf, on=False)
+    changed = ["--set", "sort=false", "--set", "gravity=0,-1,0", "--set", "steps=7",
+               "--set", "output=out dir/run's.h5", "--set", "solver.tolerance=1e-12"]
+    expected = load_config(defaults, changed)
+    with pytest.raises(SystemExit):
+        load_config(defaults, changed + ["--show-config"])
+    saved = tmp_path / "saved.toml"
+    saved.write_text(capsys.readouterr().out)
+    assert "sort = false" in saved.read_text() and "gravity = [0.0, -1.0, 0.0]" in saved.read_text()
+    assert load_config(defaults, ["--config", str(saved)]) == expected

@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import subprocess
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -165,13 +166,13 @@ def test_a_config_files_case_and_model_choose_the_sample_and_the_command_line_wi
     def shown(*args):
         res = run("--config", str(config), *args, "--show-config")
         assert res.returncode == 0, res.stderr
-        return dict(line.split(" = ", 1) for line in res.stdout.splitlines())
+        return tomllib.loads(res.stdout)  # TOML that --config reads back
 
     cfg = shown()
-    assert (cfg["case"], cfg["model"], float(cfg["radius"]), float(cfg["height"])) == (
-        "'2'", "'particle'", 0.035, 0.14)
+    assert (cfg["case"], cfg["model"], cfg["radius"], cfg["height"]) == (
+        "2", "particle", 0.035, 0.14)
     cfg = shown("--case", "small", "--set", "model=patch")
-    assert (cfg["case"], cfg["model"], float(cfg["radius"])) == ("'small'", "'patch'", R)
+    assert (cfg["case"], cfg["model"], cfg["radius"]) == ("small", "patch", R)
     config.write_text('case = "3"\n')
     res = run("--config", str(config), "--set", f"output_dir={tmp_path}")
     assert res.returncode == 2 and "choose one of" in res.stderr and not any(tmp_path.glob("*.h5"))
