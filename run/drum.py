@@ -67,7 +67,7 @@ RANGES = (
     ("edge", 0.0, math.inf, False),
     *membrane_ranges(youngs_modulus="youngs_modulus", thickness="thickness", density="density",
                      damping_ratio="damping_ratio"),
-    ("pressure", 0.0, math.inf, True),
+    ("pressure", 0.0, math.inf, False),  # Hencky's deflection is compared by ratio
     ("ramp_time", 0.0, math.inf, True),
     ("duration", 0.0, math.inf, False),
     ("drag", 0.0, math.inf, True),

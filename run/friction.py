@@ -191,13 +191,18 @@ def grain_contact_force(world) -> np.ndarray:
     return p.force[g].copy(), p.position[g].copy()
 
 
+def sampled_steps(cfg: dict, dt: float) -> int:
+    """Steps of the sampled drag (``length`` at ``speed``)."""
+    return int(round(cfg["length"] / cfg["speed"] / dt))
+
+
 def run_case(cfg: dict, model: str, variant: str, path: str) -> dict:
     world, drag, direction = build_world(cfg, model, variant, path)
     where = f"in case {model}/{variant}/{path}"
     run_or_stop(world, int(round(cfg["settle"] / world.dt)), where)
     drag.velocity = cfg["speed"] * direction
     run_or_stop(world, int(round(cfg["run_in"] / cfg["speed"] / world.dt)), where)
-    steps = int(round(cfg["length"] / cfg["speed"] / world.dt))
+    steps = sampled_steps(cfg, world.dt)
     every = max(steps // cfg["samples"], 1)
     rows = []
     x0 = None
@@ -275,7 +280,12 @@ def run_cases(argv) -> int:
         for model, variant in dict.fromkeys((m, v) for m, v, _ in cases):
             # the set-up's force pass checks dt against the contact law and the membrane's
             # springs: a step too long for a later case fails now, not after the first cases ran
-            build_world(cfg, model, variant, cases[0][2])[0].setup()
+            world = build_world(cfg, model, variant, cases[0][2])[0]
+            world.setup()
+            if sampled_steps(cfg, world.dt) < 1:
+                raise InputError(f"config key 'length' = {cfg['length']!r} m is dragged in "
+                                 f"less than one time step ({world.dt:.3g} s at speed "
+                                 f"{cfg['speed']!r} m/s): nothing would be sampled")
         for model, variant, path in cases:
             r = run_case(cfg, model, variant, path)
             results.append(r)

@@ -136,7 +136,7 @@ from ecs_dem.systems.wall_motion import WallMotion
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from triaxial_control import (BOTTOM, TOP, RadialLoad, TriaxialControl,  # noqa: E402
                               create_state_table, is_done)
-from triaxial_preparation import PREPARATION_DEFAULTS, packing  # noqa: E402
+from triaxial_preparation import PREPARATION_DEFAULTS, grain_count, packing  # noqa: E402
 from triaxial_report import write_case_report, write_run_csv  # noqa: E402
 
 CASES = {
@@ -289,6 +289,10 @@ IDENTITY = ("case", "model", "seed", "radius", "height", "solid_fraction", "grai
             "confine_ramp", "platen_speed", "gravity")
 
 
+#: the least solid fraction of a sample: random loose packing is about 0.55
+MIN_SOLID_FRACTION = 0.3
+
+
 def check_sample(cfg: dict) -> None:
     """InputError naming the first key whose value no run can use (RANGES, and radius_max
     not below radius_min), before anything is prepared or written."""
@@ -296,6 +300,19 @@ def check_sample(cfg: dict) -> None:
     if cfg["radius_max"] < cfg["radius_min"]:
         raise InputError(f"config key 'radius_max' = {cfg['radius_max']!r} is below "
                          f"radius_min = {cfg['radius_min']!r}")
+    if cfg["radius"] < 2 * cfg["radius_max"] or cfg["height"] < 4 * cfg["radius_max"]:
+        raise InputError(f"the sample (radius {cfg['radius']!r} m, height {cfg['height']!r} m) "
+                         f"is too small for grains of radius up to {cfg['radius_max']!r} m: "
+                         "it needs two grains across and two above each other (radius >= 2 "
+                         "radius_max, height >= 4 radius_max)")
+    a, b = cfg["radius_min"], cfg["radius_max"]
+    grain_volume = math.pi / 3 * (b**4 - a**4) / (b - a) if b > a else 4 / 3 * math.pi * a**3
+    filled = grain_count(cfg) * grain_volume / (math.pi * cfg["radius"] ** 2 * cfg["height"])
+    if filled < MIN_SOLID_FRACTION:
+        raise InputError(f"{grain_count(cfg)} grains fill {100 * filled:.3g} % of the sample: "
+                         f"below {100 * MIN_SOLID_FRACTION:g} % the membrane collapses onto a "
+                         "loose heap instead of confining a sample; use more grains (grains=0 "
+                         "takes them from solid_fraction)")
 
 
 def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):

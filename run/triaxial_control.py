@@ -51,6 +51,7 @@ import math
 import numpy as np
 
 from ecs_dem.components.membranes import stress_at
+from ecs_dem.errors import StateError
 from ecs_dem.components.particles import KIND_GRAIN, KIND_MEMBRANE_VERTEX
 from ecs_dem.components.walls import SERVO, VELOCITY
 from ecs_dem.system import Stage, System
@@ -148,6 +149,11 @@ class TriaxialControl(System):
         h = float(w.point[TOP, 2] - w.point[BOTTOM, 2])
         v_membrane = float(membrane_measures(world)["membrane_volume"][0])
         radius = math.sqrt(max(v_membrane, 0.0) / (math.pi * h)) - self.offset
+        if not (radius > 0 and h > 0):  # replicated values: every rank stops here
+            raise StateError(f"step {world.step}: the membrane encloses no sample (volume "
+                             f"{v_membrane:.3g} m^3 between platens {h:.3g} m apart): it "
+                             "collapsed or was crushed; use more grains, a lower confining "
+                             "stress or a slower platen")
         volume = math.pi * radius**2 * h
         area = volume / h
         grain = p.kind[:n] == KIND_GRAIN

@@ -86,3 +86,10 @@ def test_bad_input_and_another_drums_checkpoint_leave_the_earlier_run_as_it_was(
         assert drum.main(args) == 2, bad
         assert message in capsys.readouterr().err, bad
         assert {p: p.read_bytes() for p in (out, ck)} == before, bad
+
+
+def test_no_pressure_is_refused_before_the_run(capsys):
+    """pressure = 0 ran and then divided by Hencky's deflection, which is 0 (ZeroDivisionError)."""
+    drum = load_drum()
+    assert drum.main(["--set", "pressure=0"]) == 2
+    assert "config key 'pressure' = 0.0 is outside (0, infinity)" in capsys.readouterr().err

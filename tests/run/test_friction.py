@@ -107,7 +107,8 @@ def test_every_case_and_the_output_path_are_checked_before_the_first_case_runs(
                           (["spacing=0"], "'spacing' = 0.0 is outside (0, infinity)"),
                           (["restitution=0"], "'restitution' = 0.0 is outside (0, 1]"),
                           ([f"output={tmp_path / 'plain' / 'f'}"], "is a file, not a directory"),
-                          (["output="], "names no file")):  # was a ValueError from with_suffix
+                          (["output="], "names no file"),  # was a ValueError from with_suffix
+                          (["length=1e-9"], "less than one time step")):  # an IndexError
         (tmp_path / "plain").write_text("")
         argv = ["--set", f"output={out}", "--set", "models=patch", "--set", "variants=kinematic"]
         for a in args:

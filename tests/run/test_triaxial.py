@@ -13,6 +13,7 @@ run's time series bit for bit; bad input is refused with a message; a run
 that breaks down stops with the error and keeps the curves recorded so far.
 """
 import csv
+import math
 import os
 import re
 import signal
@@ -320,3 +321,25 @@ def test_a_damaged_packing_cache_is_prepared_again_and_a_full_disk_leaves_none(
     monkeypatch.setattr(prep.np, "savez", savez_on_a_full_disk)
     assert prep.packing(cfg, path, SerialComm(), lines.append) is made
     assert "could not be cached" in lines[-1] and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"grains": 2}, "2 grains fill 0.311 % of the sample: below 30 %"),  # was a ZeroDivisionError
+    ({"solid_fraction": 0.2}, "fill 20 % of the sample"),
+    ({"height": 0.001}, "too small for grains of radius up to 0.0027 m"),  # was high - low < 0
+    ({"radius": 0.005}, "radius >= 2 radius_max"),
+])
+def test_a_sample_too_small_or_too_loose_for_its_grains_is_refused(change, message):
+    """The fill is the grains' mean volume pi/3 (b^4 - a^4)/(b - a) (radii uniform in [a, b])
+    times their count over the cylinder's; derived here for grains=2 in the small case:
+    2 * pi/3 * (2.7^4 - 2.3^4) mm^4 / 0.4 mm / (pi 15^2 mm^2 * 60 mm) = 0.311 %."""
+    from ecs_dem.errors import InputError
+    from helpers import load_driver
+
+    triaxial = load_driver("triaxial")
+    cfg = dict(triaxial.DEFAULTS, **change)
+    with pytest.raises(InputError, match=re.escape(message)):
+        triaxial.check_sample(cfg)
+    a, b = 2.3, 2.7
+    assert 2 * math.pi / 3 * (b**4 - a**4) / (b - a) / (math.pi * 15**2 * 60) == pytest.approx(
+        0.003106, rel=1e-4)
