@@ -31,6 +31,8 @@ def _step(text: str):
 
 
 def _kind(path: str) -> str:
+    if Path(path).is_dir():
+        raise InputError(f"{path} is a directory: give an ecs_dem output or checkpoint file in it")
     try:
         with h5py.File(path, "r") as f:
             groups = set(f)

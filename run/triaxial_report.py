@@ -33,8 +33,11 @@ def write_run_csv(h5_path: Path, csv_path: Path) -> Path:
     import h5py
 
     with h5py.File(h5_path, "r") as f:
-        ts = f["timeseries"]
+        ts = f["timeseries"] if "timeseries" in f else {}
         data = {k: np.asarray(ts[k]) for k in COLUMNS if k in ts}
+    if "sigma_d" not in data or any(v.ndim != 1 for v in data.values()):
+        raise ValueError("not a triaxial run's output (its time series has no sigma_d): give "
+                         "output/triaxial/<case>_<model>_seed<seed>.h5")
     header = [f"{k} ({UNITS.get(k, 'Pa' if k.startswith('sigma') else '1')})" for k in data]
     with open(csv_path, "w", newline="") as fh:
         w = csv.writer(fh)
@@ -168,7 +171,14 @@ def main(argv=None) -> int:
     if not args.h5.is_file():
         print(f"error: no file {args.h5}", file=sys.stderr)
         return 2
-    print(write_run_csv(args.h5, args.h5.with_suffix(".csv")))
+    try:
+        print(write_run_csv(args.h5, args.h5.with_suffix(".csv")))
+    except OSError as exc:
+        print(f"error: {args.h5} cannot be read as HDF5 ({exc})", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # another driver's output or a checkpoint
+        print(f"error: {args.h5}: {exc}", file=sys.stderr)
+        return 2
     for line in write_case_report(args.h5.parent, args.h5.stem.split("_")[0], args.sigma_c):
         print(line)
     return 0

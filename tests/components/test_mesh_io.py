@@ -305,6 +305,8 @@ def test_export_surface_errors(tmp_path, rng, capsys):
     assert "neither /snapshots" in err and "['data']" in err
     assert main([str(tmp_path / "missing.h5"), "--out", str(tmp_path / "x.stl")]) == 2
     assert "missing.h5 does not exist" in capsys.readouterr().err
+    assert main([str(tmp_path), "--out", str(tmp_path / "x.stl")]) == 2  # an h5py traceback
+    assert "is a directory: give an ecs_dem output" in capsys.readouterr().err
     run = write_snapshots(tmp_path / "run.h5", rng)
     assert main([str(run), "--step", "3", "--out", str(tmp_path / "x.stl")]) == 2
     assert "no snapshot at step 3" in capsys.readouterr().err

@@ -49,3 +49,22 @@ def test_no_comparison_without_two_runs_of_each_model():
     runs = {"small_patch_seed1": synthetic(EPS), "small_patch_seed2": synthetic(EPS),
             "small_particle_seed1": synthetic(EPS)}
     assert compare_models(runs) == []
+
+
+def test_a_file_that_is_not_a_triaxial_output_is_an_error_not_a_traceback(tmp_path, capsys):
+    """Another driver's output (vector time-series columns) was a TypeError from the CSV
+    writer; a file that is not HDF5 was an OSError traceback."""
+    import h5py
+    from triaxial_report import main
+
+    pour = tmp_path / "pour.h5"
+    with h5py.File(pour, "w") as f:
+        f["timeseries/step"] = np.arange(3)
+        f["timeseries/force_top"] = np.zeros((3, 3))
+    assert main([str(pour)]) == 2
+    assert "not a triaxial run's output (its time series has no sigma_d)" in capsys.readouterr().err
+    text = tmp_path / "run.xdmf"
+    text.write_text("<Xdmf/>")
+    assert main([str(text)]) == 2
+    assert "run.xdmf cannot be read as HDF5" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pour.h5", "run.xdmf"]  # no CSV
