@@ -300,6 +300,10 @@ def run_cases(argv) -> int:
     except StateError as exc:  # the run broke down (a non-finite state); nothing written yet
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    except OSError as exc:  # the results could not be written (a full disk): say where and why
+        print(f"error: cannot write {exc.filename or cfg['output']}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 3
     except RunStopped as exc:  # the files are written after the last case: none yet
         print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
               f"{cfg['output']}.csv is written after the last)", flush=True)

@@ -99,3 +99,21 @@ def test_the_material_and_thresholds_are_range_checked_by_name(key, value):
     compression.check_config(dict(compression.DEFAULTS))
     with pytest.raises(InputError, match=f"config key '{key}' = "):
         compression.check_config(dict(compression.DEFAULTS, **{key: value}))
+
+
+def test_results_that_cannot_be_written_are_an_error_not_a_traceback(tmp_path, capsys,
+                                                                     monkeypatch):
+    """A full disk after the last gamma was an OSError traceback."""
+    from helpers import load_driver
+
+    compression = load_driver("compression")
+
+    def no_room(cfg, results, out):
+        raise OSError(28, "No space left on device", str(out / "top_force.csv"))
+
+    monkeypatch.setattr(compression, "write_outputs", no_room)
+    argv = [x for a in (*SMALL, "gammas=0", "quiet=true", f"output={tmp_path}")
+            for x in ("--set", a)]
+    assert compression.main(argv) == 3
+    assert (f"error: cannot write {tmp_path / 'top_force.csv'}: No space left on device"
+            in capsys.readouterr().err)

@@ -165,3 +165,18 @@ def test_sigterm_ends_the_whole_sweep_with_nothing_written(tmp_path):
     assert "stopped by SIGTERM in case patch/kinematic/" in printed
     assert "of 3 cases had finished" in printed and "Traceback" not in err
     assert not out.with_suffix(".csv").exists() and not out.with_suffix(".png").exists()
+
+
+def test_results_that_cannot_be_written_are_an_error_not_a_traceback(
+        friction, tmp_path, capsys, monkeypatch):
+    """A full disk at the end of the sweep was an OSError traceback."""
+    def no_room(results, out):
+        raise OSError(28, "No space left on device", f"{out}.csv")
+
+    monkeypatch.setattr(friction, "write_outputs", no_room)
+    out = tmp_path / "f"
+    argv = [x for a in ("models=patch", "variants=kinematic", "paths=edge", "length=0.001",
+                        "run_in=0.0005", "settle=0.005", "sheet=0.012", "samples=10",
+                        f"output={out}") for x in ("--set", a)]
+    assert friction.main(argv) == 3
+    assert f"error: cannot write {out}.csv: No space left on device" in capsys.readouterr().err
