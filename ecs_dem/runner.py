@@ -36,6 +36,7 @@ from .io.checkpoint import Checkpointer, checkpoint_step, read_config, restart, 
 from .io.hdf5_output import Hdf5Output
 from .io.paths import unwritable
 from .progress import Progress
+from .world import STATE_ERROR_EXIT_CODE
 
 RUN_DEFAULTS = {
     "checkpoint": "",
@@ -43,6 +44,19 @@ RUN_DEFAULTS = {
     "restart": "",
     "progress": True,
 }
+
+
+def error_exit(exc: Exception) -> int:
+    """Print a driver's error without a traceback and return its exit code: 2 for bad input
+    (InputError), ``STATE_ERROR_EXIT_CODE`` (3) for a run that broke down (StateError, an
+    OutputError among them) or results it could not write (an OSError, given with its file
+    and reason). A driver catches the kinds it expects, and lets any other be a traceback."""
+    if isinstance(exc, OSError):
+        text = f"cannot write {exc.filename or 'the results'}: {exc.strerror or exc}"
+    else:
+        text = str(exc)
+    print(f"error: {text}", file=sys.stderr)
+    return 2 if isinstance(exc, InputError) else STATE_ERROR_EXIT_CODE
 
 
 def open_output(path, cfg: dict, comm=None) -> Hdf5Output:

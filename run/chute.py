@@ -24,7 +24,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.io.lammps_data import read_sphere_data
-from ecs_dem.runner import RUN_DEFAULTS, run_world
+from ecs_dem.runner import RUN_DEFAULTS, error_exit, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.gravity import Gravity
@@ -110,12 +110,8 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         status = run_world(world, cfg, cfg["steps"])
         elapsed = time.perf_counter() - t0
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except StateError as exc:  # the run broke down (a non-finite state)
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
+    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
+        return error_exit(exc)
     n = world.comm.sum(world.particles.n_owned)
     ran = world.step - world.first_step
     if world.comm.rank == 0 and not world.stop_requested:

@@ -72,7 +72,7 @@ from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import RunStopped, StateError
 from ecs_dem.io.paths import unwritable
-from ecs_dem.runner import run_or_stop
+from ecs_dem.runner import error_exit, run_or_stop
 from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
@@ -554,16 +554,8 @@ def run_all(argv) -> int:
         files = write_outputs(cfg, results, out) if comm.rank == 0 else []
         if cfg["plots"] and comm.rank == 0:
             files += plot(cfg, results, out)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except StateError as exc:  # the run broke down (a non-finite state); nothing written yet
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
-    except OSError as exc:  # the results could not be written (a full disk): say where and why
-        print(f"error: cannot write {exc.filename or cfg['output']}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 3
+    except (InputError, StateError, OSError) as exc:  # OSError: no room for the results
+        return error_exit(exc)
     except RunStopped as exc:  # the files are written after the last gamma: none yet
         if comm.rank == 0:
             print(f"{exc}: nothing written (the files in {cfg['output']} are written after "

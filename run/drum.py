@@ -37,7 +37,7 @@ from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import create_particle_table, fix_particles
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.jit import kernel
-from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.systems.membrane_diagnostics import MembraneDiagnostics
 from ecs_dem.systems.membrane_systems import membrane_snapshot_writer, membrane_systems
 from ecs_dem.systems.velocity_verlet import velocity_verlet
@@ -207,12 +207,8 @@ def main(argv=None) -> int:
             if world.stop_requested:
                 return status
             w0 = centre_deflection(world)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except StateError as exc:  # the membrane broke down; what was written stays
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
+    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
+        return error_exit(exc)
     a, q = cfg["radius"], cfg["pressure"]
     C, n0 = hencky_coefficient(1.0 / 3.0)
     expected = C * a * (q * a / (cfg["youngs_modulus"] * cfg["thickness"])) ** (1.0 / 3.0)

@@ -42,7 +42,7 @@ from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import RunStopped, StateError
 from ecs_dem.io.paths import unwritable
-from ecs_dem.runner import run_or_stop
+from ecs_dem.runner import error_exit, run_or_stop
 from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
@@ -294,16 +294,8 @@ def run_cases(argv) -> int:
                   f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
                   f"amplitude {r['height_amplitude'] * 1e6:.3g} um", flush=True)
         write_outputs(results, cfg["output"])
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except StateError as exc:  # the run broke down (a non-finite state); nothing written yet
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
-    except OSError as exc:  # the results could not be written (a full disk): say where and why
-        print(f"error: cannot write {exc.filename or cfg['output']}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 3
+    except (InputError, StateError, OSError) as exc:  # OSError: no room for the results
+        return error_exit(exc)
     except RunStopped as exc:  # the files are written after the last case: none yet
         print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
               f"{cfg['output']}.csv is written after the last)", flush=True)

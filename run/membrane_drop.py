@@ -44,7 +44,7 @@ from ecs_dem.components.particles import add_particles, create_particle_table, f
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
-from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.gravity import Gravity
@@ -228,13 +228,8 @@ def main(argv=None) -> int:
             elapsed = time.perf_counter() - t0
             if world.stop_requested:
                 return status
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except StateError as exc:  # the run broke down (an element stretched too far): what was
-        # written stays
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
+    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
+        return error_exit(exc)
     p = world.particles
     comm = world.comm
     grains = p.membrane < 0

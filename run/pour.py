@@ -27,7 +27,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
-from ecs_dem.runner import RUN_DEFAULTS, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.io.paths import unwritable
 from ecs_dem.systems.contact_forces import ContactForces
@@ -162,12 +162,8 @@ def main(argv=None) -> int:
             elapsed = time.perf_counter() - t0
             if world.stop_requested:
                 return status
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except StateError as exc:  # the run broke down (a non-finite state); what was written stays
-        print(f"error: {exc}", file=sys.stderr)
-        return 3
+    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
+        return error_exit(exc)
     p = world.particles
     comm = world.comm
     weight = comm.sum(float(p.mass.sum())) * cfg["gravity"]

@@ -211,3 +211,17 @@ def test_a_checkpoint_named_like_the_output_is_refused_before_the_output_changes
             open_output("run.h5", cfg)
     assert (tmp_path / "run.h5").read_bytes() == b"an earlier run's output"
     open_output("run.h5", dict(RUN_DEFAULTS, checkpoint="run.checkpoint.h5")).close()
+
+
+def test_error_exit_prints_the_error_and_returns_the_drivers_code(capsys):
+    from ecs_dem.errors import OutputError, StateError
+    from ecs_dem.runner import error_exit
+
+    assert error_exit(InputError("config key 'x' = -1 is outside (0, infinity)")) == 2
+    assert capsys.readouterr().err == "error: config key 'x' = -1 is outside (0, infinity)\n"
+    assert error_exit(StateError("gid 7 has a non-finite position")) == 3
+    assert error_exit(OutputError("step 5: an output file could not be written")) == 3
+    assert error_exit(OSError(28, "No space left on device", "out/summary.csv")) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "error: cannot write out/summary.csv: No space left on device"
+    assert err[0] == "error: gid 7 has a non-finite position"
