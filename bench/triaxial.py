@@ -53,6 +53,22 @@ def worker(case: str, model: str, physical_time: float, warmup: int) -> None:
                       "vertices": int(vertices), "grains": int(result["particles"] - vertices)})
 
 
+def print_profile(info: dict) -> None:
+    """µs per step of each timer, both models side by side: where each model's step goes."""
+    timers = {model: r["ms_per_step_by_rank"][0] for model, r in info.items()}
+    keys = sorted({k for t in timers.values() for k in t}, key=lambda k: -max(t.get(k, 0.0) for t in timers.values()))
+    print(f"\nµs per step, rank 0, last repetition\n{'timer':48s}{'patch':>10s}{'particle':>10s}")
+    for key in keys:
+        print(f"{key:48s}" + "".join(f"{1e3 * timers[m].get(key, 0.0):10.1f}" for m in ("patch", "particle")))
+    for label, model in (("sum of the timers", None), ("wall time per step", "wall")):
+        row = ""
+        for m in ("patch", "particle"):
+            value = (sum(timers[m].values()) if model is None
+                     else info[m]["seconds"] / info[m]["steps"] * 1e3)
+            row += f"{1e3 * value:10.1f}"
+        print(f"{label:48s}{row}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--case", default="1", choices=("small", "1", "2"))
@@ -61,6 +77,8 @@ def main(argv=None) -> int:
     ap.add_argument("--physical-time", type=float, default=0.02)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--profile", action="store_true",
+                    help="also print µs per step by system and halo operation (last repetition, rank 0)")
     ap.add_argument("--worker", choices=("patch", "particle"))
     args = ap.parse_args(argv)
     if args.worker:
@@ -100,6 +118,8 @@ def main(argv=None) -> int:
     ratio = summary["particle"]["seconds"] / summary["patch"]["seconds"]
     print(f"MSS_particle / MSS_patch time: {ratio:.2f} (paper: about 6.4 for case 1, 5.6 for case 2;"
           " target at least 5)")
+    if args.profile:
+        print_profile(info)
     if args.json:
         args.json.write_text(json.dumps({"case": args.case, "ranks": args.ranks,
                                          "physical_time": args.physical_time, "ratio": ratio,
