@@ -18,7 +18,8 @@ else the module's ``DEFAULT``.
 
 A system may change a field it ``writes`` (any row) or accumulates into
 (``accumulates``, ``accumulates_on_rank``: any row; ``accumulates_owned``:
-owned rows only, its ghost rows are compared as well), and anything in a
+owned rows only, its ghost rows are compared as well; ``assigns_owned`` is a
+subset of it), and anything in a
 table it ``builds``. Reads are not checked. A SUM field the world summed over
 ranks while the system ran (``World.complete_sums``, called by a system whose
 need depends on the data) is not compared. The copies make

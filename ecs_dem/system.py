@@ -23,6 +23,14 @@ accumulates_owned
                periodic image of an own row goes to that row directly
                (``Domain.home_rows``). Zeroed before the first accumulation, never
                reversed
+assigns_owned  fields of ``accumulates_owned`` that the system may set instead of add
+               to (a body force): where it is the first in its FORCES pass to
+               contribute to the field and no system of the pass adds into its ghost
+               rows, the world skips the field's zeroing and sets the system's
+               ``assigning`` (frozenset of (table, field)) to the fields whose every
+               owned row its ``run`` must set; elsewhere the field is zeroed as usual
+               and ``assigning`` is empty. The world sets ``assigning`` when it
+               compiles a schedule, before the system's first run with it
 
 and ``builds``, a tuple of table names whose rows the system replaces
 (the neighbour search builds ``pairs``). In debug mode
@@ -58,7 +66,7 @@ class Stage(enum.IntEnum):
 Declaration = dict[str, tuple[str, ...]]
 #: the declaration attributes of a system, in the order ``describe`` prints them
 DECLARATIONS = ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_on_rank",
-                "accumulates_owned")
+                "accumulates_owned", "assigns_owned")
 #: the declarations of REVERSE fields a system adds into
 ACCUMULATIONS = ("accumulates", "accumulates_on_rank", "accumulates_owned")
 
@@ -73,6 +81,9 @@ class System:
     accumulates: ClassVar[Declaration] = {}
     accumulates_on_rank: ClassVar[Declaration] = {}
     accumulates_owned: ClassVar[Declaration] = {}
+    assigns_owned: ClassVar[Declaration] = {}
+    #: the fields of ``assigns_owned`` this system sets on its runs (module docstring)
+    assigning: frozenset = frozenset()
     builds: ClassVar[tuple[str, ...]] = ()
     #: spatial tables whose rebuild check this system reports (module docstring)
     reports_displacement: ClassVar[tuple[str, ...]] = ()

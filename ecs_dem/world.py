@@ -154,6 +154,8 @@ class World:
         self._stop_signal = 0
         self._halo = HaloState()
         self._programs: dict = {}
+        self._assigning_seen: dict[int, frozenset] = {}  # id(system) -> its first choice
+        self._adds_always: set[int] = set()  # systems whose choice differed between schedules
         self._by_stage: dict = {}
         self._resolved: dict[str, tuple[int, int]] = {}  # anchored table -> (its, anchor's epoch)
         self._incidence: dict[str, tuple] = {}
@@ -221,6 +223,8 @@ class World:
         self.systems.insert(at, system)
         self._by_stage = {}
         self._programs = {}
+        self._assigning_seen = {}
+        self._adds_always = set()
         return system
 
     def has_system(self, kind: type) -> bool:
@@ -340,6 +344,13 @@ class World:
                             f"system {s.name} declares {label} on the SUM field '{tname}.{f}': "
                             "a SUM field belongs to a table every rank holds whole (no position "
                             "column) and is declared in accumulates")
+        for tname, names in s.assigns_owned.items():
+            extra = set(names) - set(s.accumulates_owned.get(tname, ()))
+            if extra or s.stage is not Stage.FORCES:
+                raise InputError(
+                    f"system {s.name} declares assigns_owned on {tname}.{sorted(names)}: a FORCES "
+                    "system may set only fields it also declares in accumulates_owned (it adds "
+                    "into them where it is not their first contribution)")
         for tname in s.builds:
             if tname not in self.tables:
                 raise InputError(f"system {s.name} builds table '{tname}', which the world does "
@@ -404,6 +415,42 @@ class World:
         shared = tuple((t, f) for decl in (getattr(s, label) for label in ACCUMULATIONS)
                        for t, names in decl.items() for f in names if self._is_sum(t, f))
         return read, shared
+
+    def _assignments(self, systems: tuple, zeroed) -> set[tuple[str, str]]:
+        """REVERSE fields whose zeroing the pass skips because a system sets them
+        (``System.assigns_owned``), and each such system's ``assigning``.
+
+        A system sets a field where it is the pass's first system to declare it and no
+        system of the pass adds into its ghost rows (``accumulates``,
+        ``accumulates_on_rank``): its owned rows then hold exactly what a zero followed by
+        its addition would (ghost rows are never read). A system whose choice differs
+        between two schedules (systems with ``every`` > 1 around it) adds in all of them:
+        the schedules compiled so far are dropped and compiled again."""
+        skipped: set[tuple[str, str]] = set()
+        for k, s in enumerate(systems):
+            if not s.assigns_owned:
+                continue
+            mine = set()
+            if id(s) not in self._adds_always:
+                for tname, names in s.assigns_owned.items():
+                    for f in names:
+                        key = (tname, f)
+                        earlier = any(f in getattr(o, label).get(tname, ())
+                                      for o in systems[:k] for label in DECLARATIONS)
+                        ghosts = any(f in o.accumulates.get(tname, ())
+                                     or f in o.accumulates_on_rank.get(tname, ()) for o in systems)
+                        if key not in zeroed and key not in skipped and not earlier and not ghosts:
+                            mine.add(key)
+            choice = frozenset(mine)
+            seen = self._assigning_seen.setdefault(id(s), choice)
+            if seen != choice:
+                self._adds_always.add(id(s))
+                self._programs.clear()
+                choice = frozenset()
+            if choice:
+                skipped |= choice
+            s.assigning = choice
+        return skipped
 
     @staticmethod
     def _hoisted_zeros(systems: tuple, zeroed) -> dict[int, list[tuple[str, str]]]:
@@ -510,6 +557,7 @@ class World:
         """
         stale, pending, zeroed = set(state.stale), set(state.pending), set(state.zeroed)
         pending_local = set(state.pending_local)
+        zeroed |= self._assignments(systems, zeroed)
         runs = []
         hoisted = self._hoisted_zeros(systems, zeroed)
         for k, s in enumerate(systems):
@@ -863,7 +911,9 @@ class World:
                 if sums_read:
                     out.append(f"{indent}  sum over ranks, if it holds shares: "
                                + ", ".join(f"{t}.{f}" for t, f in sums_read))
-                out.append(f"{indent}{s.describe()}" + (f" every {s.every}" if s.every != 1 else ""))
+                out.append(f"{indent}{s.describe()}" + (f" every {s.every}" if s.every != 1 else "")
+                           + "".join(f" | sets {t}.{f} (its zero skipped)"
+                                     for t, f in sorted(s.assigning)))
 
         out: list[str] = []
         state = HaloState()

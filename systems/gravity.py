@@ -9,8 +9,11 @@ from ecs_dem.system import Stage, System
 
 
 @kernel
-def add_body_force(mass, fixed, acceleration, force):
-    """force[i] += mass[i] * acceleration for rows that are not fixed [N].
+def add_body_force(mass, fixed, acceleration, force, assign=False):
+    """force[i] += mass[i] * acceleration for rows that are not fixed [N]; with ``assign``
+    force[i] = 0.0 + mass[i] * acceleration instead (the body force as the first
+    contribution of a force pass, in place of zeroing the column: ``System.assigns_owned``;
+    the same bits as a zero and an addition, -0.0 products included).
 
     A fixed row adds 0 * acceleration instead of being skipped: no branch per row over the
     flat force column, which LLVM vectorises; the same bits."""
@@ -21,17 +24,22 @@ def add_body_force(mass, fixed, acceleration, force):
     f = force.reshape(3 * mass.size)
     for i in range(mass.size):
         m = 0.0 if fixed[i] else mass[i]
-        f[3 * i] += m * g0
-        f[3 * i + 1] += m * g1
-        f[3 * i + 2] += m * g2
+        f[3 * i] = (0.0 if assign else f[3 * i]) + m * g0
+        f[3 * i + 1] = (0.0 if assign else f[3 * i + 1]) + m * g1
+        f[3 * i + 2] = (0.0 if assign else f[3 * i + 2]) + m * g2
 
 
 class Gravity(System):
-    """Add m g to every free owned particle; ``acceleration`` in m/s^2."""
+    """Add m g to every free owned particle; ``acceleration`` in m/s^2.
+
+    As the first contribution to the force of its pass it sets the owned rows instead,
+    and the pass skips zeroing the force (``assigns_owned``; about 2 % of the chute's
+    step at 32,000 particles, a pass over the whole column)."""
 
     stage = Stage.FORCES
     reads = {"particles": ("mass", "fixed")}
     accumulates_owned = {"particles": ("force",)}
+    assigns_owned = {"particles": ("force",)}
 
     def __init__(self, acceleration=(0.0, 0.0, -9.81)):
         self.acceleration = np.asarray(acceleration, dtype=np.float64).reshape(3)
@@ -46,4 +54,4 @@ class Gravity(System):
 
     def run(self, world) -> None:
         mass, fixed, force = world.particles.views(("mass", "fixed", "force"))
-        add_body_force(mass, fixed, self.acceleration, force)
+        add_body_force(mass, fixed, self.acceleration, force, bool(self.assigning))

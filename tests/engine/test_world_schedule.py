@@ -506,3 +506,150 @@ def test_a_sum_field_is_zeroed_before_each_force_pass_accumulates_into_it(rng):
         assert world.walls.force[0, 2] == 1.5
     schedule = world.describe_schedule()
     assert "zero_shares walls.force" in schedule and "sum over ranks" not in schedule
+
+
+# ------------------------------------------ a first contribution that sets the field
+# System.assigns_owned. Oracle: the same world with the setting system turned into a plain
+# accumulator (its assigns_owned emptied), which zeroes the field and adds. Every system
+# must see the same values on owned rows in both, on every step: skipping the zero is
+# allowed only where no system can tell. Garbage, written into the field after each step,
+# shows a zero skipped where it was needed.
+class SetForce(Probe):
+    """Body force 5 per row: sets the owned rows when the world says so, else adds."""
+
+    accumulates_owned = {"particles": ("force",)}
+    assigns_owned = {"particles": ("force",)}
+
+    def __init__(self, assigns=True, every=1):
+        if not assigns:
+            self.assigns_owned = {}
+        self.every = every
+        self.choices = []
+
+    def run(self, world):
+        p = world.particles
+        self.choices.append(self.assigning)
+        if self.assigning:
+            p.force[:p.n_owned] = 5.0
+        else:
+            p.force[:p.n_owned] += 5.0
+
+
+class AddOwned(Probe):
+    """Adds gid + 1 to owned rows, recording what it found there."""
+
+    accumulates_owned = {"particles": ("force",)}
+
+    def __init__(self, every=1):
+        self.every = every
+        self.seen = []
+
+    def run(self, world):
+        p = world.particles
+        self.seen.append(p.force[:p.n_owned].copy())
+        p.force[:p.n_owned] += p.gid[:p.n_owned, None] + 1.0
+
+
+class AddAll(Probe):
+    """Adds 1 into every row, ghost rows too (a reverse reduction brings those home)."""
+
+    accumulates = {"particles": ("force",)}
+
+    def run(self, world):
+        world.particles.with_ghosts("force")[...] += 1.0
+
+
+class ReadOwnedForce(Probe):
+    reads = {"particles": ("force", "gid")}
+
+    def __init__(self):
+        self.seen = []
+
+    def run(self, world):
+        p = world.particles
+        order = np.argsort(p.gid[:p.n_owned])
+        self.seen.append(p.force[:p.n_owned][order].copy())
+
+
+def _run(rng_seed, build, steps=5):
+    world = periodic_world(np.random.default_rng(rng_seed))
+    systems = build()
+    for s in systems:
+        world.add_system(s)
+    reader = world.add_system(ReadOwnedForce())
+    world.add_system(Garbage())
+    world.run(steps)
+    return world, systems, reader
+
+
+def _zeros(world):
+    lines, zeros = _zero_lines(world)
+    return [lines[k] for k in zeros]
+
+
+def _same_as_plain(build_with, build_plain):
+    world, systems, reader = _run(7, build_with)
+    _, _, plain = _run(7, build_plain)
+    assert len(reader.seen) == len(plain.seen) == 6  # set-up force pass + 5 steps
+    for a, b in zip(reader.seen, plain.seen):
+        assert np.array_equal(a, b)
+    return world, systems, reader
+
+
+def test_the_first_contribution_sets_the_field_and_its_zero_is_skipped():
+    world, (setter, adder), reader = _same_as_plain(
+        lambda: (SetForce(), AddOwned()), lambda: (SetForce(assigns=False), AddOwned()))
+    assert setter.choices == [frozenset({("particles", "force")})] * 6
+    assert not any("force" in line for line in _zeros(world))
+    for seen in adder.seen:  # the setter's value, not the garbage written after each step
+        assert np.all(seen == 5.0)
+    gid = np.sort(world.particles.gid[:world.particles.n_owned])
+    assert np.array_equal(reader.seen[-1], np.broadcast_to(5.0 + gid[:, None] + 1.0, (gid.size, 3)))
+
+
+def test_a_setter_after_another_contribution_adds():
+    world, (adder, setter), reader = _same_as_plain(
+        lambda: (AddOwned(), SetForce()), lambda: (AddOwned(), SetForce(assigns=False)))
+    assert setter.choices == [frozenset()] * 6
+    assert _zeros(world) == ["zero particles.force"]
+    for seen in adder.seen:
+        assert np.all(seen == 0.0)
+
+
+def test_a_contribution_into_ghost_rows_keeps_the_zero():
+    world, (setter, _, _), _ = _same_as_plain(
+        lambda: (SetForce(), AddAll(), AddOwned()),
+        lambda: (SetForce(assigns=False), AddAll(), AddOwned()))
+    assert setter.choices == [frozenset()] * 6
+    assert _zeros(world) == ["zero particles.force"]
+
+
+def test_a_choice_that_differs_between_schedules_adds_in_all_of_them():
+    # on odd steps the sampled adder does not run and the setter would come first
+    world, (adder, setter), _ = _same_as_plain(
+        lambda: (AddOwned(every=2), SetForce()),
+        lambda: (AddOwned(every=2), SetForce(assigns=False)))
+    assert setter.choices[-1] == frozenset()
+    assert len(adder.seen) == 3  # steps 0, 2, 4
+
+
+def test_a_sampled_setter_leaves_the_zero_to_the_steps_it_skips():
+    world, (setter, adder), _ = _same_as_plain(
+        lambda: (SetForce(every=2), AddOwned()),
+        lambda: (SetForce(assigns=False, every=2), AddOwned()))
+    assert setter.choices == [frozenset({("particles", "force")})] * 3
+    assert [float(s.max()) for s in adder.seen] == [5.0, 0.0, 5.0, 0.0, 5.0, 0.0]
+
+
+@pytest.mark.parametrize("decl", [
+    dict(stage=Stage.FORCES, assigns_owned={"particles": ("force",)}),
+    dict(stage=Stage.FORCES, assigns_owned={"particles": ("force",)},
+         accumulates={"particles": ("force",)}),
+    dict(stage=Stage.INTEGRATE_SECOND, assigns_owned={"particles": ("force",)},
+         accumulates_owned={"particles": ("force",)}),
+])
+def test_a_setter_must_be_a_forces_system_that_accumulates_owned_rows(rng, decl):
+    world = periodic_world(rng)
+    world.add_system(type("Bad", (System,), dict(run=lambda self, w: None, **decl))())
+    with pytest.raises(InputError, match="Bad declares assigns_owned on particles"):
+        world.setup()

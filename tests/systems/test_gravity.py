@@ -8,8 +8,12 @@ from ecs_dem import Box, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.errors import InputError
+from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity, add_body_force
+from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.neighbor_search import NeighborSearch
 from ecs_dem.systems.velocity_verlet import velocity_verlet
+from helpers import make_world
 
 
 @pytest.mark.parametrize("n", [1, 9, 400])
@@ -57,3 +61,55 @@ def test_chute_gravity_is_tilted_about_y_as_lammps_and_bad_input_is_refused():
                                                 -np.cos(np.radians(a))]), rtol=1e-15)
     with pytest.raises(InputError, match="finite"):
         Gravity((0.0, np.nan, -9.81))
+
+
+@pytest.mark.parametrize("n", [1, 9, 400])
+def test_setting_the_body_force_gives_the_bits_of_a_zero_then_an_addition(n):
+    rng = np.random.default_rng(n)
+    mass = rng.uniform(0.5, 2.0, n)
+    fixed = rng.random(n) < 0.3
+    g = np.array([0.7, 0.0, -9.81])  # a fixed row's 0 * -9.81 is -0.0; 0.0 + -0.0 is +0.0
+    added = np.zeros((n, 3))
+    add_body_force(mass, fixed, g, added)
+    set_ = rng.normal(size=(n, 3))
+    add_body_force(mass, fixed, g, set_, True)
+    assert set_.tobytes() == added.tobytes()
+
+
+class AddingGravity(Gravity):
+    """Gravity as a plain contribution: the force is zeroed first and it adds."""
+
+    assigns_owned = {}
+
+
+def _falling_pile(gravity):
+    """Spheres colliding in a box periodic in x and y, some fixed, gravity before the
+    contacts (so it sets the force, unless it is an AddingGravity)."""
+    rng = np.random.default_rng(4)
+    world = make_world(box_lo=(0, 0, 0), box_hi=(0.1, 0.1, 0.2), periodic=(True, True, False),
+                       dt=2e-6, skin=2e-4)
+    grid = np.stack(np.meshgrid(*[np.arange(5)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    add_particles(world, 0.01 + 0.0195 * grid + rng.uniform(0, 1e-3, grid.shape), 0.0095,
+                  velocity=rng.normal(0, 0.5, grid.shape))
+    world.particles.fixed[:10] = True
+    first, second = velocity_verlet()
+    for s in (first, NeighborSearch(), gravity):
+        world.add_system(s)
+    contacts = world.add_system(ContactForces(HertzMindlinLaw()))
+    world.add_system(second)
+    touching = 0
+    for _ in range(6):
+        world.run(50)
+        touching += contacts.touching
+    assert touching > 0
+    p = world.particles
+    order = np.argsort(p.gid[:p.n_owned])
+    return gravity, p.position[order].tobytes(), p.force[order].tobytes()
+
+
+def test_gravity_that_sets_the_force_gives_the_same_bits_as_adding():
+    g = (0.0, 0.0, -9.81)
+    setting, position, force = _falling_pile(Gravity(g))
+    adding, plain_position, plain_force = _falling_pile(AddingGravity(g))
+    assert setting.assigning == {("particles", "force")} and adding.assigning == frozenset()
+    assert position == plain_position and force == plain_force
