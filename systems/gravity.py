@@ -33,7 +33,7 @@ class Gravity(System):
     """Add m g to every free owned particle; ``acceleration`` in m/s^2.
 
     As the first contribution to the force of its pass it sets the owned rows instead,
-    and the pass skips zeroing the force (``assigns_owned``; about 2 % of the chute's
+    and the pass skips zeroing the force (``assigns_owned``; about 1.5 % of the chute's
     step at 32,000 particles, a pass over the whole column)."""
 
     stage = Stage.FORCES
