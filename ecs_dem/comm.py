@@ -59,6 +59,7 @@ class SerialComm:
 
     rank = 0
     size = 1
+    ranks_on_node = 1
 
     def sum(self, value):
         return np.array(value, dtype=np.float64, copy=True) if np.ndim(value) else value
@@ -173,14 +174,15 @@ class MpiComm(SerialComm):
         self._scalar = np.zeros(1)
         self._flag = np.zeros(1, dtype=np.int32)
         self._pair = (np.zeros(2), np.zeros(2))  # max_of_two's buffers
+        node = self.world.Split_type(MPI.COMM_TYPE_SHARED)
+        #: ranks sharing this node's memory (ecs_dem.memory divides it among them)
+        self.ranks_on_node = on_node = node.Get_size()
+        node.Free()
         if yield_when_idle is None:
             forced = os.environ.get("ECS_DEM_YIELD")
             if forced is not None:
                 yield_when_idle = forced.strip().lower() not in ("", "0", "false", "no")
             else:
-                node = self.world.Split_type(MPI.COMM_TYPE_SHARED)
-                on_node = node.Get_size()
-                node.Free()
                 yield_when_idle = bool(self.world.allreduce(
                     int(on_node > cores_available()), op=MPI.MAX))
         self.yield_when_idle = bool(yield_when_idle)

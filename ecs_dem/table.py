@@ -37,6 +37,7 @@ import numpy as np
 from . import halo_kernels as hk
 from .errors import InputError, StateError
 from .gid_lookup import GidLookup
+from .memory import check_fits
 from .row_packing import move_rows, permute_rows, unpack_rows
 
 _PAGE = 4096
@@ -84,6 +85,11 @@ class Field:
 
 
 GID = Field("gid", np.int64, (), Halo.FORWARD, -1, "", "global id, unique for the run")
+
+
+#: a table growth larger than this (bytes) is checked against the available memory first
+#: (ecs_dem.memory: an allocation beyond it would end the process without a message)
+CHECKED_ALLOCATION = 64 * 2**20
 
 
 def _staggered_empty(shape: tuple[int, ...], dtype: np.dtype, slot: int) -> np.ndarray:
@@ -217,6 +223,12 @@ class Table:
         if rows <= self._capacity:
             return
         new_cap = max(rows, int(self._capacity * 1.5) + 8)
+        nbytes = new_cap * sum(c.field.np_dtype.itemsize * int(np.prod(c.field.shape))
+                               for c in self._columns.values())
+        if nbytes > CHECKED_ALLOCATION:  # reading /proc/meminfo costs tens of microseconds
+            check_fits(nbytes, f"table '{self.name}' with {rows:,} rows",
+                       "use fewer particles (or elements) per rank: a smaller problem, or "
+                       "more ranks or nodes")
         for col in self._columns.values():
             f = col.field
             data = _staggered_empty((new_cap, *f.shape), f.np_dtype, col.slot)

@@ -72,6 +72,7 @@ from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import RunStopped, StateError
 from ecs_dem.io.paths import unwritable
+from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import error_exit, run_or_stop
 from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
@@ -149,6 +150,7 @@ RANGES = (
 
 def check_config(cfg) -> None:
     check_ranges(cfg, RANGES)
+    check_particle_count(cfg["particles"], default_comm())
     checks = [
         (cfg["cycles"] > cfg["discard"], "need cycles > discard"),
         (0 < cfg["distribution_strain"] < cfg["max_strain"],

@@ -44,6 +44,7 @@ from ecs_dem.components.particles import add_particles, create_particle_table, f
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
+from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
@@ -216,6 +217,7 @@ def main(argv=None) -> int:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         check_ranges(cfg, RANGES)
         comm = default_comm()
+        check_particle_count(cfg["grains"], comm, "grains")
         with open_output(Path(cfg["output"]), cfg, comm) as output:
             world = build_world(cfg, output, comm)
             p = world.particles  # before the set-up every rank holds every vertex

@@ -30,6 +30,7 @@ from ecs_dem.config import check_ranges, load_config
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.io.paths import unwritable
+from ecs_dem.memory import check_particle_count
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.gravity import Gravity
@@ -143,6 +144,7 @@ def main(argv=None) -> int:
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         check_ranges(cfg, RANGES)
+        check_particle_count(cfg["particles"], default_comm())
         path = Path(cfg["output"])
         problem = unwritable(path)  # before the checkpoint's name is made from it
         if problem:

@@ -119,6 +119,7 @@ from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import RunStopped
+from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import RUN_DEFAULTS, check_restart, open_output, run_world
 from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
@@ -313,6 +314,7 @@ def check_sample(cfg: dict) -> None:
                          f"below {100 * MIN_SOLID_FRACTION:g} % the membrane collapses onto a "
                          "loose heap instead of confining a sample; use more grains (grains=0 "
                          "takes them from solid_fraction)")
+    check_particle_count(grain_count(cfg), default_comm(), "grains")
 
 
 def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):

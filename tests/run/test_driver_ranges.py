@@ -41,3 +41,20 @@ def test_a_material_key_takes_what_its_component_takes(driver, key, table, const
               math.nan, math.inf]
     for value in probes:
         assert in_range(value, *rows[key]) == in_range(value, low, high, closed), (key, value)
+
+
+@pytest.mark.parametrize("driver, key", [("pour", "particles"), ("compression", "particles"),
+                                         ("membrane_drop", "grains"), ("triaxial", "grains")])
+def test_a_count_no_machine_can_hold_is_refused_before_anything_is_built(
+        driver, key, tmp_path, capsys, monkeypatch):
+    """Linux lets numpy allocate more than the machine has and kills the process as the pages
+    are touched, without a word: the drivers check their counts first (ecs_dem.memory)."""
+    monkeypatch.chdir(tmp_path)
+    count = 2 * 10**12  # 1 PB at the floor of 500 bytes a particle
+    code = load_driver(driver).main(["--set", f"{key}={count}", "--set",
+                                     f"output_dir={tmp_path}" if driver == "triaxial"
+                                     else f"output={tmp_path / 'out.h5'}"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{key} = 2e+12" in err and f"ask for fewer {key}" in err, err
+    assert list(tmp_path.iterdir()) == []  # nothing written
