@@ -387,6 +387,22 @@ def _abort_on_exception(comm: MpiComm):
 _DEFAULT = None
 
 
+#: environment variables in which launchers give a process its rank (MPICH's hydra: PMI_RANK)
+RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def launch_rank(environ=os.environ) -> int:
+    """This process's rank: the default communicator's once it exists, else the launcher's
+    environment (no MPI call: usable before MPI starts, in an error path), else 0."""
+    if _DEFAULT is not None:
+        return _DEFAULT.rank
+    for name in RANK_VARIABLES:
+        value = environ.get(name, "").strip()
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
 def default_comm():
     """MpiComm under mpiexec with several ranks (installing the abort hook), else SerialComm."""
     global _DEFAULT

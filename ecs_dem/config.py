@@ -16,7 +16,7 @@ import math
 import tomllib
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, ConfigValueError
 
 
 def _coerce(key: str, value, default):
@@ -28,26 +28,26 @@ def _coerce(key: str, value, default):
             return True
         if text in ("0", "false", "no", "off"):
             return False
-        raise ConfigError(f"config key '{key}' takes true/false (got {value!r})")
+        raise ConfigValueError(f"config key '{key}' takes true/false (got {value!r})")
     if isinstance(default, (int, float)) and not isinstance(default, bool):
         if isinstance(value, bool):  # int(True) would turn a misplaced TOML true into 1
-            raise ConfigError(f"config key '{key}' takes a number (got {value!r})")
+            raise ConfigValueError(f"config key '{key}' takes a number (got {value!r})")
         if isinstance(default, int) and isinstance(value, float) and not value.is_integer():
             # int(2.5) would silently truncate a TOML float
-            raise ConfigError(f"config key '{key}' takes an int (got {value!r})")
+            raise ConfigValueError(f"config key '{key}' takes an int (got {value!r})")
         try:
             number = float(value) if isinstance(default, float) else int(value)
         except (TypeError, ValueError):
             kind = type(default).__name__
-            raise ConfigError(f"config key '{key}' takes {'an' if kind == 'int' else 'a'} {kind} "
-                              f"(got {value!r})") from None
+            raise ConfigValueError(f"config key '{key}' takes {'an' if kind == 'int' else 'a'} "
+                                   f"{kind} (got {value!r})") from None
         return number
     if isinstance(default, (list, tuple)):
         if isinstance(value, str):
             value = [v for v in value.replace("(", "").replace(")", "").replace("[", "")
                      .replace("]", "").split(",") if v.strip()]
         if not isinstance(value, (list, tuple)) or len(value) != len(default):
-            raise ConfigError(f"config key '{key}' takes {len(default)} values (got {value!r})")
+            raise ConfigValueError(f"config key '{key}' takes {len(default)} values (got {value!r})")
         return type(default)(_coerce(key, v, d) for v, d in zip(value, default))
     if default is None:
         return value
@@ -69,11 +69,12 @@ def _check_key(key: str, defaults: dict) -> None:
     if key not in defaults:
         close = difflib.get_close_matches(key, list(defaults), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise ConfigError(f"unknown config key '{key}'{hint} Valid keys: {', '.join(sorted(defaults))}")
+        raise ConfigValueError(f"unknown config key '{key}'{hint} Valid keys: "
+                               f"{', '.join(sorted(defaults))}")
 
 
 def merge_config(defaults: dict, values: dict) -> dict:
-    """Defaults updated by `values` (flat or nested); unknown keys raise ConfigError."""
+    """Defaults updated by `values` (flat or nested); unknown keys raise ConfigValueError."""
     cfg = dict(defaults)
     for key, value in _flatten(values).items():
         _check_key(key, defaults)
@@ -107,7 +108,7 @@ def load_config(defaults: dict, argv=None, description: str = "") -> dict:
                                   "file (key = value lines)") from None
     for item in args.overrides:
         if "=" not in item:
-            raise ConfigError(f"--set takes KEY=VALUE (got {item!r})")
+            raise ConfigValueError(f"--set takes KEY=VALUE (got {item!r})")
         key, value = item.split("=", 1)
         values[key.strip()] = value.strip()
     cfg = merge_config(defaults, values)
@@ -159,7 +160,7 @@ def range_text(low, high, closed) -> str:
 
 
 def check_ranges(cfg: dict, ranges) -> None:
-    """ConfigError naming the first key whose value is not finite or lies outside its range.
+    """ConfigValueError naming the first key whose value is not finite or lies outside its range.
 
     `ranges`: (key, low, high, closed) with closed True for [low, high], False for
     (low, high), or the two brackets as text ("(]", "[)") for a half-open range; use
@@ -169,5 +170,5 @@ def check_ranges(cfg: dict, ranges) -> None:
     for key, low, high, closed in ranges:
         value = cfg[key]
         if not in_range(value, low, high, closed):
-            raise ConfigError(f"config key '{key}' = {value!r} is outside "
-                              f"{range_text(low, high, closed)}")
+            raise ConfigValueError(f"config key '{key}' = {value!r} is outside "
+                                   f"{range_text(low, high, closed)}")

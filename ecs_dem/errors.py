@@ -11,7 +11,16 @@ class InputError(ValueError):
 
 
 class ConfigError(InputError):
-    """An unknown or malformed configuration key."""
+    """An unknown or malformed configuration key, or a configuration file that cannot be read."""
+
+
+class ConfigValueError(ConfigError):
+    """A key or value of the configuration itself (unknown key, wrong type, out of range).
+
+    Every rank reads the same arguments and file, so every rank finds it alike: on many
+    ranks only rank 0 prints it (``runner.error_exit``), not one copy per rank. A file that
+    cannot be read stays a plain ConfigError, printed by every rank: a file present on one
+    node may be missing on another."""
 
 
 class UnstableTimeStepError(InputError):

@@ -31,7 +31,8 @@ import signal
 import sys
 from pathlib import Path
 
-from .errors import InputError, RunStopped
+from .comm import launch_rank
+from .errors import ConfigValueError, InputError, RunStopped
 from .io.checkpoint import Checkpointer, checkpoint_step, read_config, restart, write_checkpoint
 from .io.hdf5_output import Hdf5Output
 from .io.paths import unwritable
@@ -50,12 +51,14 @@ def error_exit(exc: Exception) -> int:
     """Print a driver's error without a traceback and return its exit code: 2 for bad input
     (InputError), ``STATE_ERROR_EXIT_CODE`` (3) for a run that broke down (StateError, an
     OutputError among them) or results it could not write (an OSError, given with its file
-    and reason). A driver catches the kinds it expects, and lets any other be a traceback."""
+    and reason). A driver catches the kinds it expects, and lets any other be a traceback.
+    A ConfigValueError, which every rank raises alike, is printed by rank 0 only."""
     if isinstance(exc, OSError):
         text = f"cannot write {exc.filename or 'the results'}: {exc.strerror or exc}"
     else:
         text = str(exc)
-    print(f"error: {text}", file=sys.stderr)
+    if not isinstance(exc, ConfigValueError) or launch_rank() == 0:  # every rank has that one
+        print(f"error: {text}", file=sys.stderr)
     return 2 if isinstance(exc, InputError) else STATE_ERROR_EXIT_CODE
 
 

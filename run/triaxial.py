@@ -118,9 +118,9 @@ from ecs_dem.components.particles import add_particles, attach_to_wall, create_p
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import RunStopped
+from ecs_dem.errors import ConfigValueError, RunStopped
 from ecs_dem.memory import check_particle_count
-from ecs_dem.runner import RUN_DEFAULTS, check_restart, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS, check_restart, error_exit, open_output, run_world
 from ecs_dem.soft_kill import SoftKill
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity
@@ -295,25 +295,26 @@ MIN_SOLID_FRACTION = 0.3
 
 
 def check_sample(cfg: dict) -> None:
-    """InputError naming the first key whose value no run can use (RANGES, and radius_max
-    not below radius_min), before anything is prepared or written."""
+    """ConfigValueError naming the first key whose value no run can use (RANGES, and
+    radius_max not below radius_min; printed once on many ranks), before anything is
+    prepared or written; an InputError when the grains cannot fit in memory."""
     check_ranges(cfg, RANGES)
     if cfg["radius_max"] < cfg["radius_min"]:
-        raise InputError(f"config key 'radius_max' = {cfg['radius_max']!r} is below "
-                         f"radius_min = {cfg['radius_min']!r}")
+        raise ConfigValueError(f"config key 'radius_max' = {cfg['radius_max']!r} is below "
+                               f"radius_min = {cfg['radius_min']!r}")
     if cfg["radius"] < 2 * cfg["radius_max"] or cfg["height"] < 4 * cfg["radius_max"]:
-        raise InputError(f"the sample (radius {cfg['radius']!r} m, height {cfg['height']!r} m) "
-                         f"is too small for grains of radius up to {cfg['radius_max']!r} m: "
-                         "it needs two grains across and two above each other (radius >= 2 "
-                         "radius_max, height >= 4 radius_max)")
+        raise ConfigValueError(
+            f"the sample (radius {cfg['radius']!r} m, height {cfg['height']!r} m) is too small "
+            f"for grains of radius up to {cfg['radius_max']!r} m: it needs two grains across "
+            "and two above each other (radius >= 2 radius_max, height >= 4 radius_max)")
     a, b = cfg["radius_min"], cfg["radius_max"]
     grain_volume = math.pi / 3 * (b**4 - a**4) / (b - a) if b > a else 4 / 3 * math.pi * a**3
     filled = grain_count(cfg) * grain_volume / (math.pi * cfg["radius"] ** 2 * cfg["height"])
     if filled < MIN_SOLID_FRACTION:
-        raise InputError(f"{grain_count(cfg)} grains fill {100 * filled:.3g} % of the sample: "
-                         f"below {100 * MIN_SOLID_FRACTION:g} % the membrane collapses onto a "
-                         "loose heap instead of confining a sample; use more grains (grains=0 "
-                         "takes them from solid_fraction)")
+        raise ConfigValueError(
+            f"{grain_count(cfg)} grains fill {100 * filled:.3g} % of the sample: below "
+            f"{100 * MIN_SOLID_FRACTION:g} % the membrane collapses onto a loose heap instead "
+            "of confining a sample; use more grains (grains=0 takes them from solid_fraction)")
     check_particle_count(grain_count(cfg), default_comm(), "grains")
 
 
@@ -423,8 +424,7 @@ def run_triaxial(argv) -> int:
               "grains' Rayleigh time)", file=sys.stderr)
         return 2
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(exc)
     except RunStopped as exc:  # in the preparation, which keeps no checkpoint
         log(f"{exc}: no packing written (the next run prepares it again)")
         return 128 + exc.signal

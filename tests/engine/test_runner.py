@@ -225,3 +225,26 @@ def test_error_exit_prints_the_error_and_returns_the_drivers_code(capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == "error: cannot write out/summary.csv: No space left on device"
     assert err[0] == "error: gid 7 has a non-finite position"
+
+
+@pytest.mark.parametrize("rank, value_printed, file_printed", [("0", True, True),
+                                                                ("1", False, True)])
+def test_a_configuration_value_error_is_printed_by_rank_0_alone(
+        capsys, monkeypatch, rank, value_printed, file_printed):
+    """Every rank reads the same arguments: an unknown key or a value out of range would
+    otherwise be printed once per rank; a file that cannot be read may differ by node."""
+    from ecs_dem import comm
+    from ecs_dem.errors import ConfigError, ConfigValueError
+    from ecs_dem.runner import error_exit
+
+    monkeypatch.setattr(comm, "_DEFAULT", None)  # before MPI starts: the launcher's rank
+    for name in comm.RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PMI_RANK", rank)
+    assert comm.launch_rank() == int(rank)
+    assert error_exit(ConfigValueError("unknown config key 'bogus'")) == 2
+    assert (capsys.readouterr().err != "") == value_printed
+    assert error_exit(ConfigError("config file run.toml does not exist")) == 2
+    assert (capsys.readouterr().err != "") == file_printed
+    monkeypatch.setattr(comm, "_DEFAULT", comm.SerialComm())  # once it exists: its rank
+    assert comm.launch_rank() == 0
