@@ -70,7 +70,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import RunStopped, StateError
+from ecs_dem.errors import ConfigValueError, RunStopped, StateError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import error_exit, run_or_stop
@@ -158,8 +158,8 @@ def check_config(cfg) -> None:
         (cfg["friction_law"] in ("saturated", "mindlin"), "friction_law is saturated or mindlin"),
     ]
     for ok, msg in checks:
-        if not ok:
-            raise InputError(f"compression: {msg}")
+        if not ok:  # the same on every rank: printed once
+            raise ConfigValueError(f"compression: {msg}")
     gammas_of(cfg)
     out = Path(cfg["output"])  # a directory of CSVs and plots, written after the whole run
     problem = (f"output {out} is a file: give a directory" if out.is_file()
