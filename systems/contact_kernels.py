@@ -162,10 +162,13 @@ def pair_chunk(c0, count, sel, pair_i, pair_j, position, velocity, angular_veloc
 @template("kernel")
 def pair_contacts(pair_i, pair_j, position, velocity, angular_velocity, radius, mass, material,
                   fixed, params, consts, history, flags, home, update, dt, force, torque, buf,
-                  sel):
+                  sel, zero_force, zero_torque):
     """Accumulate the law's forces and torques of every touching pair into rows home[i] and
     home[j] (``home``: one int32 per particle row, -1 for a row that takes no share;
-    ``Domain.home_rows``).
+    ``Domain.home_rows``). Rows below ``zero_force`` (``zero_torque``) of ``force``
+    (``torque``) are set to zero first: a system that sets the field
+    (``System.assigns_owned``) gives its owned row count, saving the scheduler's zeroing
+    pass and its call; 0 adds to what is there.
 
     Rows i, j of ``pair_i``, ``pair_j`` index the particle arrays (owned and
     ghost rows); ``material`` (species per row) indexes ``params``. Pairs
@@ -175,6 +178,8 @@ def pair_contacts(pair_i, pair_j, position, velocity, angular_velocity, radius, 
     """
     C = CHUNK
     k = load_constants(consts)  # noqa: F821
+    force[:zero_force] = 0.0
+    torque[:zero_torque] = 0.0
     n_pairs = pair_i.size
     touched = buf[COLUMNS * C:]  # noqa: F821
     touching = 0

@@ -73,6 +73,32 @@ def add_standard_systems(world, law, *extra_force_systems, **contact_kwargs):
     return contacts
 
 
+def colliding_pile(force_systems, contacts, *, seed: int, spin: float = 0.0):
+    """125 spheres colliding in a box periodic in x and y (pairs with periodic images of own
+    rows), the first 10 fixed, with random velocities (and angular velocities of scale
+    `spin`, rad/s): velocity Verlet, the neighbour search, `force_systems` in order (among
+    them `contacts`, a ContactForces), run 300 steps. Returns (world, owned rows in gid
+    order)."""
+    rng = np.random.default_rng(seed)
+    world = make_world(box_lo=(0, 0, 0), box_hi=(0.1, 0.1, 0.2), periodic=(True, True, False),
+                       dt=2e-6, skin=2e-4)
+    grid = np.stack(np.meshgrid(*[np.arange(5)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    add_particles(world, 0.01 + 0.0195 * grid + rng.uniform(0, 1e-3, grid.shape), 0.0095,
+                  velocity=rng.normal(0, 0.5, grid.shape),
+                  angular_velocity=rng.normal(0, spin, grid.shape))
+    world.particles.fixed[:10] = True
+    first, second = velocity_verlet()
+    for s in [first, NeighborSearch(), *force_systems, second]:
+        world.add_system(s)
+    touching = 0
+    for _ in range(6):
+        world.run(50)
+        touching += contacts.touching
+    assert touching > 0
+    p = world.particles
+    return world, np.argsort(p.gid[:p.n_owned])
+
+
 def straight_and_resumed(build, path, before: int, after: int):
     """(straight, resumed): build() run for before + after steps, and build() restarted from the
     checkpoint `path` the first wrote after `before` steps, then run for `after` (on every rank)."""

@@ -22,7 +22,8 @@ SCRIPT = textwrap.dedent("""
     sel = np.zeros(512, dtype=np.int64)
     n = m.pair_contacts(i, i, z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.int32),
                         np.zeros(0, np.bool_), bound.parameters, bound.constants, (z,),
-                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), True, 1e-6, z, z, buf, sel)
+                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), True, 1e-6, z, z, buf, sel,
+                        0, 0)
     print(m.__file__, os.path.getmtime(m.__file__), sum(m.pair_contacts.stats.cache_hits.values()))
 """)
 

@@ -11,9 +11,8 @@ from ecs_dem.errors import InputError
 from ecs_dem.systems.contact_forces import ContactForces
 from ecs_dem.systems.gravity import Gravity, add_body_force
 from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.neighbor_search import NeighborSearch
 from ecs_dem.systems.velocity_verlet import velocity_verlet
-from helpers import make_world
+from helpers import colliding_pile
 
 
 @pytest.mark.parametrize("n", [1, 9, 400])
@@ -83,27 +82,11 @@ class AddingGravity(Gravity):
 
 
 def _falling_pile(gravity):
-    """Spheres colliding in a box periodic in x and y, some fixed, gravity before the
-    contacts (so it sets the force, unless it is an AddingGravity)."""
-    rng = np.random.default_rng(4)
-    world = make_world(box_lo=(0, 0, 0), box_hi=(0.1, 0.1, 0.2), periodic=(True, True, False),
-                       dt=2e-6, skin=2e-4)
-    grid = np.stack(np.meshgrid(*[np.arange(5)] * 3, indexing="ij"), -1).reshape(-1, 3)
-    add_particles(world, 0.01 + 0.0195 * grid + rng.uniform(0, 1e-3, grid.shape), 0.0095,
-                  velocity=rng.normal(0, 0.5, grid.shape))
-    world.particles.fixed[:10] = True
-    first, second = velocity_verlet()
-    for s in (first, NeighborSearch(), gravity):
-        world.add_system(s)
-    contacts = world.add_system(ContactForces(HertzMindlinLaw()))
-    world.add_system(second)
-    touching = 0
-    for _ in range(6):
-        world.run(50)
-        touching += contacts.touching
-    assert touching > 0
+    """Spheres colliding, gravity before the contacts (so it sets the force, unless it is an
+    AddingGravity)."""
+    contacts = ContactForces(HertzMindlinLaw())
+    world, order = colliding_pile([gravity, contacts], contacts, seed=4)
     p = world.particles
-    order = np.argsort(p.gid[:p.n_owned])
     return gravity, p.position[order].tobytes(), p.force[order].tobytes()
 
 
