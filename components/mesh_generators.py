@@ -6,7 +6,13 @@ outward: +z for a sheet, away from the axis for a cylinder, away from the
 centre for a sphere), with nearly equilateral triangles of about the
 requested ``edge_length``: the spring constant k = sqrt(3)/2 E d of
 ../shared/PHYSICS-NOTES.md (Membrane springs) holds for an equilateral lattice.
-Bad arguments raise InputError naming the argument and the fix.
+Bad arguments raise InputError naming the argument and the fix, and so does a
+mesh too fine for the memory this process can have (``ecs_dem.memory``): the
+count of vertices is estimated and checked before any array is made, since
+Linux would let the arrays be allocated and then kill the process without a
+word as they fill. The check takes the node's available memory for this
+process alone (a generator has no communicator); several ranks on a node
+each generate the whole mesh, so there it is lenient, never too strict.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..errors import InputError
+from ..memory import BYTES_PER_PARTICLE_FLOOR, check_fits
 from .mesh import Mesh
 from .mesh_validation import boundary_loops, edges, triangle_neighbors
 
@@ -24,6 +31,9 @@ ROW = math.sqrt(3.0) / 2.0           # row spacing of an equilateral lattice, in
 # circle is collapsed: the sliver triangles it would leave drop the minimum angle to ~20 deg
 RIM_COLLAPSE = 0.7
 MAX_ICOSPHERE_LEVEL = 8              # 1,310,720 triangles
+# what generating costs per lattice vertex (points, two triangles and the temporaries of
+# building them), against the floor of what a vertex costs once it is a membrane's particle
+GENERATION_BYTES_PER_VERTEX = 200
 
 
 # ---------------------------------------------------------------------------- arguments
@@ -42,6 +52,15 @@ def _center(value) -> np.ndarray:
     if c is None or c.shape != (3,) or not np.isfinite(c).all():
         raise InputError(f"center must be three finite coordinates (x, y, z) in metres, got {value!r}")
     return c
+
+
+def _check_size(what: str, a: float, vertices: float, generated: float | None = None) -> None:
+    """InputError when a mesh of about `vertices` vertices (`generated` lattice vertices while
+    it is built, if more) cannot fit in the memory this process can have."""
+    generated = vertices if generated is None else generated
+    check_fits(max(vertices * BYTES_PER_PARTICLE_FLOOR, generated * GENERATION_BYTES_PER_VERTEX),
+               f"{what} with edge_length = {a:g} m (about {vertices:.3g} vertices)",
+               "use a larger edge_length")
 
 
 def _at_least(name: str, value: float, other: str, minimum: float, fix: str) -> None:
@@ -83,10 +102,14 @@ def flat_sheet(edge_length: float, *, width: float | None = None, height: float 
         w, h = _length("width", width), _length("height", height)
         _at_least("width", w, "edge_length", a, "use a smaller edge_length or a wider sheet")
         _at_least("height", h, "edge_length", a, "use a smaller edge_length or a taller sheet")
+        _check_size(f"a {w:g} m by {h:g} m sheet", a,
+                    (round(w / a) + 1.5) * (round(h / (a * ROW)) + 1.0))
         vertices, triangles = _rectangle(w, h, a)
     else:
         r = _length("radius", radius)
         _at_least("radius", r, "edge_length", a, "use a smaller edge_length or a larger radius")
+        _check_size(f"a disc of radius {r:g} m", a, math.pi * r * r / (a * a * ROW),
+                    (2.0 * _disc_lattice_size(r, a) + 1.0) ** 2)
         vertices, triangles = _disc(r, a)
     xyz = np.zeros((len(vertices), 3))
     xyz[:, :2] = vertices
@@ -146,8 +169,13 @@ def _lattice(a: float, n: int):
     return points, np.concatenate([up, down])
 
 
+def _disc_lattice_size(radius: float, a: float) -> int:
+    """n of the lattice ``_disc`` clips: (2 n + 1)^2 vertices."""
+    return 2 * math.ceil(radius / a) + 2
+
+
 def _disc(radius: float, a: float):
-    n = 2 * math.ceil(radius / a) + 2
+    n = _disc_lattice_size(radius, a)
     points, tri = _lattice(a, n)
     tri = tri[np.linalg.norm(points[tri].mean(axis=1), axis=1) < radius]
     tri = _without_ears(tri)
@@ -243,6 +271,9 @@ def cylinder(radius: float, height: float, edge_length: float, *, caps: bool = F
                          f"{2 * math.pi * r / 3:g} m")
     _at_least("height", h, "edge_length", a, "use a smaller edge_length or a taller cylinder")
     levels = max(1, round(h / (a * ROW)))
+    cap_vertices = 2 * math.pi * r * r / (a * a * ROW) if caps else 0.0
+    _check_size(f"a cylinder of radius {r:g} m and height {h:g} m", a,
+                segments * (levels + 1.0) + cap_vertices)
     z = np.linspace(0.0, h, levels + 1)
     z[-1] = h
     rings, points = [], []

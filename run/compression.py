@@ -124,9 +124,10 @@ def gammas_of(cfg) -> list[float]:
     try:
         values = [float(g) for g in str(cfg["gammas"]).split(",") if g.strip()]
     except ValueError:
-        raise InputError(f"gammas must be numbers separated by commas (got {cfg['gammas']!r})") from None
+        raise ConfigValueError(f"gammas must be numbers separated by commas (got "
+                               f"{cfg['gammas']!r})") from None
     if not values or any(not (math.isfinite(g) and g >= 0) for g in values):
-        raise InputError(f"gammas must be one or more numbers >= 0 (got {cfg['gammas']!r})")
+        raise ConfigValueError(f"gammas must be one or more numbers >= 0 (got {cfg['gammas']!r})")
     return values
 
 

@@ -36,6 +36,7 @@ from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membran
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import create_particle_table, fix_particles
 from ecs_dem.config import check_ranges, load_config
+from ecs_dem.errors import ConfigValueError
 from ecs_dem.jit import kernel
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.systems.membrane_diagnostics import MembraneDiagnostics
@@ -156,7 +157,7 @@ class Relaxation(System):
 def build_world(cfg: dict, output=None, comm=None) -> World:
     a = cfg["radius"]
     if not 0 < cfg["edge"] < a / 3:
-        raise InputError(f"edge {cfg['edge']} m must lie in (0, radius/3): refine the mesh")
+        raise ConfigValueError(f"edge {cfg['edge']} m must lie in (0, radius/3): refine the mesh")
     mesh = flat_sheet(cfg["edge"], radius=a)
     E, d, rho = cfg["youngs_modulus"], cfg["thickness"], cfg["density"]
     k = math.sqrt(3.0) / 2.0 * E * d

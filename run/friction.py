@@ -40,7 +40,7 @@ from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import RunStopped, StateError
+from ecs_dem.errors import ConfigValueError, RunStopped, StateError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.runner import error_exit, run_or_stop
 from ecs_dem.soft_kill import SoftKill
@@ -268,7 +268,7 @@ def run_cases(argv) -> int:
         for model, variant, path in cases:  # all of them before the first runs
             if model not in ("patch", "particle") or variant not in ("kinematic", "free") \
                     or path not in PATHS:
-                raise InputError(f"unknown case {model}/{variant}/{path}: models are "
+                raise ConfigValueError(f"unknown case {model}/{variant}/{path}: models are "
                                  "patch, particle; variants kinematic, free; paths "
                                  f"{', '.join(PATHS)}")
         out = Path(cfg["output"])
@@ -283,7 +283,7 @@ def run_cases(argv) -> int:
             world = build_world(cfg, model, variant, cases[0][2])[0]
             world.setup()
             if sampled_steps(cfg, world.dt) < 1:
-                raise InputError(f"config key 'length' = {cfg['length']!r} m is dragged in "
+                raise ConfigValueError(f"config key 'length' = {cfg['length']!r} m is dragged in "
                                  f"less than one time step ({world.dt:.3g} s at speed "
                                  f"{cfg['speed']!r} m/s): nothing would be sampled")
         for model, variant, path in cases:

@@ -44,6 +44,7 @@ from ecs_dem.components.particles import add_particles, create_particle_table, f
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
+from ecs_dem.errors import ConfigValueError
 from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.systems.contact_forces import ContactForces
@@ -118,8 +119,8 @@ def grain_radii(text: str) -> np.ndarray:
     except ValueError:
         radii = np.zeros(0)
     if radii.size == 0 or not np.all(np.isfinite(radii) & (radii > 0)):
-        raise InputError(f"config key 'radii' = {text!r}: give positive radii in m separated by "
-                         "commas, e.g. 1.5e-3,2.5e-3,4e-3")
+        raise ConfigValueError(f"config key 'radii' = {text!r}: give positive radii in m "
+                               "separated by commas, e.g. 1.5e-3,2.5e-3,4e-3")
     return radii
 
 

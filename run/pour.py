@@ -27,6 +27,7 @@ from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
 from ecs_dem.config import check_ranges, load_config
+from ecs_dem.errors import ConfigValueError
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.io.paths import unwritable
@@ -92,7 +93,9 @@ def lattice_positions(n: int, width: float, spacing: float, rng) -> np.ndarray:
     """n points on a jittered cubic lattice of the given spacing inside the footprint."""
     per_side = int(np.floor(width / spacing))
     if per_side < 1:
-        raise InputError(f"box_width {width} m is smaller than one lattice spacing {spacing} m")
+        raise ConfigValueError(f"box_width {width} m is smaller than one lattice spacing "
+                               f"{spacing:.4g} m (2.2 radius_max): widen the box or use smaller "
+                               "grains")
     layers = int(np.ceil(n / per_side**2))
     k = np.arange(layers * per_side**2)[:n]
     ix, iy, iz = k % per_side, (k // per_side) % per_side, k // per_side**2
@@ -106,7 +109,8 @@ def build_world(cfg: dict, output: Hdf5Output | None = None, comm=None) -> World
     rng = np.random.default_rng(cfg["seed"])
     rmin, rmax = cfg["radius_min"], cfg["radius_max"]
     if not 0 < rmin <= rmax:
-        raise InputError(f"need 0 < radius_min <= radius_max (got {rmin}, {rmax})")
+        raise ConfigValueError(f"need 0 < radius_min <= radius_max (got {rmin}, {rmax}): "
+                               "swap them or set them equal")
     spacing = 2.2 * rmax
     width = cfg["box_width"]
     pos = lattice_positions(cfg["particles"], width, spacing, rng)

@@ -220,3 +220,35 @@ def test_icosphere_volume_converges():
 def test_bad_arguments_name_the_argument(call, words):
     with pytest.raises(InputError, match=words):
         call()
+
+
+@pytest.mark.parametrize("make, label, fits", [
+    (lambda a: flat_sheet(a, width=0.1, height=0.05), "a 0.1 m by 0.05 m sheet", 2000),
+    # the disc is cut from a square lattice of about 4.4 times its vertices: it fits fewer
+    (lambda a: flat_sheet(a, radius=0.05), "a disc of radius 0.05 m", 1000),
+    (lambda a: cylinder(0.025, 0.1, a), "a cylinder of radius 0.025 m and height 0.1 m", 2000),
+    (lambda a: cylinder(0.025, 0.1, a, caps=True), "a cylinder of radius 0.025 m", 2000),
+])
+def test_a_mesh_too_fine_for_the_memory_is_refused_before_it_is_made(make, label, fits,
+                                                                      monkeypatch):
+    """Each generator estimates its vertices and checks them against the memory available
+    (here set to what 4,000 vertices take at the floor of ecs_dem.memory): the estimate
+    must be near the mesh it would make, so a mesh of about `fits` vertices is made and one
+    of four times as many (half the edge length) is refused, naming the mesh and the fix."""
+    from ecs_dem import memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 4000 * memory.BYTES_PER_PARTICLE_FLOOR)
+    coarse = None
+    for a in np.geomspace(0.02, 1e-4, 80):  # the coarsest mesh of at least `fits` vertices
+        try:
+            mesh = make(a)
+        except InputError as exc:
+            raise AssertionError(f"edge {a:g} m refused before {fits} vertices: {exc}") from None
+        if len(mesh.vertices) >= fits:
+            coarse = a
+            break
+    assert coarse is not None and len(mesh.vertices) < 1.3 * fits
+    with pytest.raises(InputError, match="use a larger edge_length") as refused:
+        make(0.5 * coarse)
+    assert label in str(refused.value) and "vertices) needs about" in str(refused.value)
+    with pytest.raises(InputError, match="use a larger edge_length"):
+        make(1e-9)  # 1e14 vertices and more: refused at once, not killed

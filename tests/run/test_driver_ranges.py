@@ -58,3 +58,36 @@ def test_a_count_no_machine_can_hold_is_refused_before_anything_is_built(
     assert code == 2, err
     assert f"{key} = 2e+12" in err and f"ask for fewer {key}" in err, err
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+#: (driver, --set values, what the message says): relations between keys and values of the
+#: configuration that the drivers check themselves
+VALUE_ERRORS = [
+    ("pour", ["radius_min=2e-3", "radius_max=1e-3"], "need 0 < radius_min <= radius_max"),
+    ("pour", ["box_width=1e-3"], "is smaller than one lattice spacing"),
+    ("membrane_drop", ["radii=1e-3,abc"], "config key 'radii'"),
+    ("drum", ["edge=0.02"], "must lie in (0, radius/3)"),
+    ("compression", ["gammas=0.1,-1"], "gammas must be one or more numbers >= 0"),
+    ("friction", ["models=patch,sheet"], "unknown case sheet/"),
+]
+
+
+@pytest.mark.parametrize("driver, values, message", VALUE_ERRORS)
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_bad_value_is_an_input_error_printed_by_rank_0_alone(
+        driver, values, message, rank, tmp_path, capsys, monkeypatch):
+    """Every rank reads the same configuration and raises the same error: on many ranks
+    it is printed once (ecs_dem.errors.ConfigValueError), and every rank exits with 2."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("ecs_dem.runner.launch_rank", lambda: rank)
+    output = (f"output={tmp_path / 'out'}" if driver in ("compression", "friction")
+              else f"output={tmp_path / 'out.h5'}")
+    argv = [a for v in values + [output] for a in ("--set", v)]
+    code = load_driver(driver).main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    if rank == 0:
+        assert err.count("error: ") == 1 and message in err, err
+    else:
+        assert err == ""
+    assert list(tmp_path.iterdir()) == []  # nothing written
