@@ -70,3 +70,72 @@ def test_an_unknown_available_memory_checks_nothing(monkeypatch):
 def test_the_available_memory_is_read_from_this_machine():
     available = memory.available_bytes()
     assert available is not None and 0 < available < 2**50
+
+
+GiB = 2**30
+
+
+def fake_cgroups(monkeypatch, tmp_path, proc_lines: str, files: dict[str, str]):
+    """A /proc/self/cgroup and a cgroup mount under tmp_path (``files``: path under the
+    mount -> content), and a node with 64 GiB available."""
+    proc = tmp_path / "proc_cgroup"
+    proc.write_text(proc_lines)
+    root = tmp_path / "cgroup"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    monkeypatch.setattr(memory, "PROC_CGROUP", proc)
+    monkeypatch.setattr(memory, "CGROUP_ROOT", root)
+    monkeypatch.setattr(memory, "node_available_bytes", lambda: 64 * GiB)
+
+
+def test_a_v2_job_limit_above_the_process_group_is_the_tightest(monkeypatch, tmp_path):
+    """Slurm's job group (4 GiB, 1 GiB used, of it 0.25 GiB inactive file cache the kernel
+    would reclaim) holds the step's group (no limit of its own): 3.25 GiB are left."""
+    fake_cgroups(monkeypatch, tmp_path, "0::/slurm/job_7/step_0\n", {
+        "cgroup.controllers": "cpu memory\n",
+        "slurm/job_7/memory.max": f"{4 * GiB}\n",
+        "slurm/job_7/memory.current": f"{GiB}\n",
+        "slurm/job_7/memory.stat": f"anon 1\ninactive_file {GiB // 4}\nactive_file 5\n",
+        "slurm/job_7/step_0/memory.max": "max\n",
+        "slurm/job_7/step_0/memory.current": "12345\n",
+        "slurm/memory.max": "max\n",
+    })
+    assert memory.cgroup_headroom() == 4 * GiB - (GiB - GiB // 4)
+    assert memory.available_bytes() == memory.cgroup_headroom()  # below the node's 64 GiB
+    with pytest.raises(InputError, match=r"3\.49 GB is available under this job's memory "
+                                         r"limit \(its control group\): ask for fewer"):
+        memory.check_particle_count(10_000_000)  # 5 GB at the floor
+
+
+def test_a_v1_memory_hierarchy_is_read_and_no_limit_is_none(monkeypatch, tmp_path):
+    unlimited = "9223372036854771712\n"
+    fake_cgroups(monkeypatch, tmp_path, "4:memory:/batch/job\n3:cpu:/\n0::/\n", {
+        "memory/batch/job/memory.limit_in_bytes": unlimited,
+        "memory/batch/job/memory.usage_in_bytes": "100\n",
+        "memory/batch/memory.limit_in_bytes": f"{2 * GiB}\n",
+        "memory/batch/memory.usage_in_bytes": f"{GiB}\n",
+        "memory/batch/memory.stat": f"cache 9\ntotal_inactive_file {GiB // 2}\n",
+        "memory/memory.limit_in_bytes": unlimited,
+    })
+    assert memory.cgroup_headroom() == 2 * GiB - GiB // 2
+    (tmp_path / "cgroup/memory/batch/memory.limit_in_bytes").write_text(unlimited)
+    assert memory.cgroup_headroom() is None and memory.available_bytes() == 64 * GiB
+
+
+def test_a_container_whose_group_path_is_not_mounted_reads_the_mount_root(monkeypatch,
+                                                                          tmp_path):
+    """Inside a container /proc/self/cgroup names the host's path, and the container's own
+    group is mounted as the root; a headroom below zero (usage above the limit) is zero."""
+    fake_cgroups(monkeypatch, tmp_path, "0::/host/docker/abc\n", {
+        "cgroup.controllers": "memory\n",
+        "memory.max": f"{GiB}\n",
+        "memory.current": f"{2 * GiB}\n",
+    })
+    assert memory.cgroup_headroom() == 0
+
+
+def test_without_a_cgroup_file_the_node_memory_stands(monkeypatch, tmp_path):
+    monkeypatch.setattr(memory, "PROC_CGROUP", tmp_path / "missing")
+    monkeypatch.setattr(memory, "node_available_bytes", lambda: 5 * GiB)
+    assert memory.cgroup_headroom() is None and memory.available_bytes() == 5 * GiB
