@@ -10,9 +10,8 @@ Bad arguments raise InputError naming the argument and the fix, and so does a
 mesh too fine for the memory this process can have (``ecs_dem.memory``): the
 count of vertices is estimated and checked before any array is made, since
 Linux would let the arrays be allocated and then kill the process without a
-word as they fill. The check takes the node's available memory for this
-process alone (a generator has no communicator); several ranks on a node
-each generate the whole mesh, so there it is lenient, never too strict.
+word as they fill. Every rank generates the whole mesh, so the check takes
+this rank's share of the node (the ranks ``ecs_dem.comm`` found on it).
 """
 from __future__ import annotations
 

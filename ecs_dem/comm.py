@@ -19,6 +19,8 @@ import traceback
 
 import numpy as np
 
+from . import memory
+
 #: seconds a rank waits after printing its error before MPI_Abort (the launcher forwards it)
 _FORWARD_GRACE_S = 0.5
 
@@ -178,6 +180,7 @@ class MpiComm(SerialComm):
         #: ranks sharing this node's memory (ecs_dem.memory divides it among them)
         self.ranks_on_node = on_node = node.Get_size()
         node.Free()
+        memory.share_node(max(on_node, memory.ranks_on_node()))  # a sub-communicator: not fewer
         if yield_when_idle is None:
             forced = os.environ.get("ECS_DEM_YIELD")
             if forced is not None:

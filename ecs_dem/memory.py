@@ -30,6 +30,21 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: a limit at or above this is "no limit" (cgroup v1 writes 2^63 rounded down to a page)
 NO_LIMIT = 1 << 60
 
+#: ranks of this job sharing the node's memory, set by ``ecs_dem.comm`` when MPI starts
+#: (``share_node``): a check without a communicator (a table's growth, a mesh generator)
+#: takes this rank's share of the node
+_ranks_on_node = 1
+
+
+def share_node(ranks: int) -> None:
+    """Record that `ranks` ranks of this job share the node (``check_fits``'s default)."""
+    global _ranks_on_node
+    _ranks_on_node = max(int(ranks), 1)
+
+
+def ranks_on_node() -> int:
+    return _ranks_on_node
+
 #: a floor of what a particle costs with its contacts: measured 0.92 kB per Hertz-Mindlin
 #: sphere on one rank (bench/vs_lammps.py, docs/scaling.md); a count is refused only
 #: when even this much does not fit
@@ -131,9 +146,12 @@ def _gb(nbytes: float) -> str:
     return f"{gb:,.0f} GB" if gb >= 100 else f"{gb:.3g} GB"
 
 
-def check_fits(nbytes: float, what: str, fix: str, ranks_on_node: int = 1) -> None:
+def check_fits(nbytes: float, what: str, fix: str, ranks_on_node: int | None = None) -> None:
     """InputError when `nbytes` (on this rank) exceed this rank's share of the node's
-    available memory; `what` names the allocation, `fix` says what to change."""
+    available memory (`ranks_on_node` ranks share it, by default those ``share_node``
+    recorded); `what` names the allocation, `fix` says what to change."""
+    if ranks_on_node is None:
+        ranks_on_node = _ranks_on_node
     available = available_bytes()
     if available is None:
         return
@@ -155,7 +173,7 @@ def check_particle_count(count: float, comm=None, what: str = "particles",
     divided among the ranks of `comm` from the start; else every rank holds all of them
     until the set-up sends each to its owner, as the drivers build them."""
     size = comm.size if comm is not None and spread else 1
-    on_node = getattr(comm, "ranks_on_node", 1) if comm is not None else 1
+    on_node = getattr(comm, "ranks_on_node", 1) if comm is not None else None
     held = "per rank" if spread else "on every rank until the set-up spreads them"
     check_fits(float(count) / size * BYTES_PER_PARTICLE_FLOOR,
                f"{what} = {count:.6g} ({held})",
@@ -165,4 +183,4 @@ def check_particle_count(count: float, comm=None, what: str = "particles",
 
 
 __all__ = ["available_bytes", "cgroup_headroom", "check_fits", "check_particle_count",
-           "node_available_bytes", "BYTES_PER_PARTICLE_FLOOR"]
+           "node_available_bytes", "ranks_on_node", "share_node", "BYTES_PER_PARTICLE_FLOOR"]

@@ -237,6 +237,7 @@ def test_a_mesh_too_fine_for_the_memory_is_refused_before_it_is_made(make, label
     of four times as many (half the edge length) is refused, naming the mesh and the fix."""
     from ecs_dem import memory
     monkeypatch.setattr(memory, "available_bytes", lambda: 4000 * memory.BYTES_PER_PARTICLE_FLOOR)
+    monkeypatch.setattr(memory, "_ranks_on_node", 1)
     coarse = None
     for a in np.geomspace(0.02, 1e-4, 80):  # the coarsest mesh of at least `fits` vertices
         try:

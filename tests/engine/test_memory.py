@@ -139,3 +139,17 @@ def test_without_a_cgroup_file_the_node_memory_stands(monkeypatch, tmp_path):
     monkeypatch.setattr(memory, "PROC_CGROUP", tmp_path / "missing")
     monkeypatch.setattr(memory, "node_available_bytes", lambda: 5 * GiB)
     assert memory.cgroup_headroom() is None and memory.available_bytes() == 5 * GiB
+
+
+def test_a_table_growth_takes_this_ranks_share_of_the_node(monkeypatch):
+    """Without a communicator a table checks against the share recorded when MPI started
+    (ecs_dem.comm: every rank of a node grows its own tables)."""
+    small_machine(monkeypatch, 100 * 2**20)
+    t = make_table()
+    rows = 2 * 2**20  # 64 MiB of rows: fits in 100 MiB, not in a quarter of it
+    monkeypatch.setattr(memory, "_ranks_on_node", 4)
+    with pytest.raises(InputError, match="shared by the 4 ranks on this node"):
+        t.append(rows)
+    memory.share_node(1)
+    t.append(rows)
+    assert t.n_owned == rows
