@@ -316,6 +316,18 @@ def check_sample(cfg: dict) -> None:
             f"{100 * MIN_SOLID_FRACTION:g} % the membrane collapses onto a loose heap instead "
             "of confining a sample; use more grains (grains=0 takes them from solid_fraction)")
     check_particle_count(grain_count(cfg), default_comm(), "grains")
+    # the mesh's own checks (too fine for the memory, too coarse for the sample) now, not
+    # after minutes of preparation: the defaults' mesh takes milliseconds
+    sleeve_mesh(cfg)
+
+
+def sleeve_mesh(cfg: dict):
+    """The membrane's surface: a cylinder of the sample's radius (MSS_particle's a vertex
+    radius wider) and height, of the model's edge length."""
+    particle_model = cfg["model"] == "particle"
+    offset = cfg["vertex_radius"] if particle_model else 0.0
+    edge = cfg["particle_edge"] if particle_model else cfg["patch_edge"]
+    return cylinder(cfg["radius"] + offset, cfg["height"], edge)
 
 
 def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
@@ -335,9 +347,8 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
                          poisson_ratio=cfg["membrane_poisson"], density=cfg["membrane_density"],
                          restitution=cfg["membrane_restitution"], friction=cfg["membrane_friction"])
     create_particle_table(world)
-    edge = cfg["particle_edge"] if particle_model else cfg["patch_edge"]
     sleeve = add_membrane(
-        world, cylinder(R + offset, h, edge), youngs_modulus=cfg["membrane_modulus"],
+        world, sleeve_mesh(cfg), youngs_modulus=cfg["membrane_modulus"],
         poisson_ratio=cfg["membrane_poisson"], thickness=cfg["membrane_thickness"],
         density=cfg["membrane_density"], damping_ratio=cfg["membrane_damping"],
         bending_stiffness=cfg["bending_stiffness"], bending_damping=cfg["bending_damping"],

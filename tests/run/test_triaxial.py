@@ -343,3 +343,19 @@ def test_a_sample_too_small_or_too_loose_for_its_grains_is_refused(change, messa
     a, b = 2.3, 2.7
     assert 2 * math.pi / 3 * (b**4 - a**4) / (b - a) / (math.pi * 15**2 * 60) == pytest.approx(
         0.003106, rel=1e-4)
+
+
+@pytest.mark.parametrize("model, change, message", [
+    ("patch", {"patch_edge": 1e-9}, "use a larger edge_length"),  # was killed by the kernel
+    ("particle", {"particle_edge": 1e-9}, "use a larger edge_length"),
+    ("patch", {"patch_edge": 0.05}, "a ring needs at least 3 segments"),  # was after the prep
+])
+def test_a_membrane_mesh_too_fine_or_too_coarse_is_refused_before_the_preparation(
+        model, change, message):
+    from ecs_dem.errors import InputError
+    from helpers import load_driver
+
+    triaxial = load_driver("triaxial")
+    cfg = dict(triaxial.DEFAULTS, model=model, **change)
+    with pytest.raises(InputError, match=re.escape(message)):
+        triaxial.check_sample(cfg)
