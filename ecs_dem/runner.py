@@ -161,34 +161,38 @@ def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int =
     problem = unwritable(cfg["checkpoint"], "checkpoint") if cfg["checkpoint"] else None
     if problem:
         raise InputError(problem)
-    checkpointer = install_run_systems(world, cfg)
-    if cfg["restart"]:
-        configured_dt = world.dt
-        restart(world, cfg["restart"])
-        if world.comm.rank == 0:
-            print(f"restarted from {cfg['restart']} at step {world.step} (t = {world.time:.6g} s)")
-        if configured_dt != world.dt:  # the configuration changed what sets the time step
+    # one soft-kill block from the set-up to the last checkpoint: a signal there stops the
+    # run after its next step instead of ending the process in the middle of the first
+    # records of the output (a restart's file holds the earlier run's) or of a checkpoint
+    with world.soft_kill():
+        checkpointer = install_run_systems(world, cfg)
+        if cfg["restart"]:
+            configured_dt = world.dt
+            restart(world, cfg["restart"])
             if world.comm.rank == 0:
-                print(f"  time step {configured_dt:.4g} s from the configuration, not the "
-                      f"checkpoint's {world.dt:.4g} s (the run departs from the uninterrupted one)")
-            world.dt = configured_dt
-    else:
-        world.setup()
-    world.first_step = world.step
-    if until is None:
-        world.run(max(int(total_steps) - world.step, 0))
-    else:
-        with world.soft_kill():  # no gap between chunks where a signal kills the process
+                print(f"restarted from {cfg['restart']} at step {world.step} (t = {world.time:.6g} s)")
+            if configured_dt != world.dt:  # the configuration changed what sets the time step
+                if world.comm.rank == 0:
+                    print(f"  time step {configured_dt:.4g} s from the configuration, not the "
+                          f"checkpoint's {world.dt:.4g} s (the run departs from the uninterrupted one)")
+                world.dt = configured_dt
+        else:
+            world.setup()
+        world.first_step = world.step
+        if until is None:
+            world.run(max(int(total_steps) - world.step, 0))
+        else:
             run_until(world, total_steps, until, check_every)
-    if world.stop_requested:
-        if world.comm.rank == 0:
-            name = signal.Signals(world.stop_requested).name
-            where = (f"checkpoint {cfg['checkpoint']}; continue with --set restart={cfg['checkpoint']}"
-                     if checkpointer else "no checkpoint (set checkpoint=PATH to keep the state)")
-            print(f"stopped by {name} at step {world.step}: {where}", flush=True)
-        return 0
-    if checkpointer is not None and checkpointer.last_written != world.step:
-        with world.writing("the checkpoint"):
-            write_checkpoint(world, cfg["checkpoint"], cfg)
+        if world.stop_requested:
+            if world.comm.rank == 0:
+                name = signal.Signals(world.stop_requested).name
+                where = (f"checkpoint {cfg['checkpoint']}; continue with --set "
+                         f"restart={cfg['checkpoint']}" if checkpointer
+                         else "no checkpoint (set checkpoint=PATH to keep the state)")
+                print(f"stopped by {name} at step {world.step}: {where}", flush=True)
+            return 0
+        if checkpointer is not None and checkpointer.last_written != world.step:
+            with world.writing("the checkpoint"):
+                write_checkpoint(world, cfg["checkpoint"], cfg)
     sys.stdout.flush()
     return 0

@@ -68,3 +68,32 @@ def test_second_signal_exits_at_once(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGINT
     assert "second signal SIGINT: exiting now" in err
+
+
+SIGNAL_IN_SETUP = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+import pour
+from ecs_dem.world import World
+original, sent = World.setup, []
+def setup(self):
+    original(self)
+    if not sent:  # during the set-up's first records, once
+        sent.append(os.kill(os.getpid(), signal.SIGTERM))
+World.setup = setup
+sys.exit(pour.main(sys.argv[2:]))
+"""
+
+
+def test_sigterm_during_the_set_up_stops_after_the_first_step_with_a_checkpoint(tmp_path):
+    """The set-up writes the output's first records (on a restart, into the file that holds
+    the earlier run's): a signal there used to end the process by the default handler."""
+    res = subprocess.run([PYTHON, "-c", SIGNAL_IN_SETUP, str(REPO / "run"), *POUR[1:],
+                          "--set", f"output={tmp_path}/p.h5", "--set", f"checkpoint={tmp_path}/ck.h5"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "SIGTERM received" in res.stderr and "stopped by SIGTERM at step 1" in res.stdout
+    with h5py.File(tmp_path / "ck.h5") as f:
+        assert int(f.attrs["step"]) == 1
+    with h5py.File(tmp_path / "p.h5") as f:
+        assert f["timeseries/step"][0] == 0
