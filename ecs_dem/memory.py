@@ -43,7 +43,9 @@ def share_node(ranks: int) -> None:
 
 
 def ranks_on_node() -> int:
+    """The ranks ``share_node`` recorded (1 before MPI starts, and without MPI)."""
     return _ranks_on_node
+
 
 #: a floor of what a particle costs with its contacts: measured 0.92 kB per Hertz-Mindlin
 #: sphere on one rank (bench/vs_lammps.py, docs/scaling.md); a count is refused only

@@ -269,8 +269,8 @@ def run_cases(argv) -> int:
             if model not in ("patch", "particle") or variant not in ("kinematic", "free") \
                     or path not in PATHS:
                 raise ConfigValueError(f"unknown case {model}/{variant}/{path}: models are "
-                                 "patch, particle; variants kinematic, free; paths "
-                                 f"{', '.join(PATHS)}")
+                                       "patch, particle; variants kinematic, free; paths "
+                                       f"{', '.join(PATHS)}")
         out = Path(cfg["output"])
         problem = (f"output {cfg['output']!r} names no file: give a path without its suffix, "
                    "such as output/friction" if out.name in ("", ".", "..")
@@ -283,9 +283,10 @@ def run_cases(argv) -> int:
             world = build_world(cfg, model, variant, cases[0][2])[0]
             world.setup()
             if sampled_steps(cfg, world.dt) < 1:
-                raise ConfigValueError(f"config key 'length' = {cfg['length']!r} m is dragged in "
-                                 f"less than one time step ({world.dt:.3g} s at speed "
-                                 f"{cfg['speed']!r} m/s): nothing would be sampled")
+                raise ConfigValueError(
+                    f"config key 'length' = {cfg['length']!r} m is dragged in less than one "
+                    f"time step ({world.dt:.3g} s at speed {cfg['speed']!r} m/s): nothing "
+                    "would be sampled")
         for model, variant, path in cases:
             r = run_case(cfg, model, variant, path)
             results.append(r)
