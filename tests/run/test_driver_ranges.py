@@ -69,6 +69,8 @@ VALUE_ERRORS = [
     ("drum", ["edge=0.02"], "must lie in (0, radius/3)"),
     ("compression", ["gammas=0.1,-1"], "gammas must be one or more numbers >= 0"),
     ("friction", ["models=patch,sheet"], "unknown case sheet/"),
+    ("friction", ["models=patch", "variants=kinematic", "paths=edge", "length=1e-12"],
+     "is dragged in less than one time step"),
 ]
 
 
