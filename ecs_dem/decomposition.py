@@ -80,6 +80,15 @@ class Decomposition:
         return np.array(sorted(found), dtype=np.int64)
 
     @property
+    def every_rank_adjacent(self) -> bool:
+        """True where every rank's 26-cell neighbourhood holds every other rank (each axis
+        cut at most twice, or three times when periodic). A property of the grid, the
+        same on every rank: a collective that some ranks skip by a per-rank test like
+        ``neighbour_ranks().size == size - 1`` deadlocks (1 x 1 x 3 without periodic z:
+        the middle rank neighbours both others, the outer ones one)."""
+        return all(d <= 2 or (d == 3 and self.box.periodic[a]) for a, d in enumerate(self.dims))
+
+    @property
     def lo(self) -> np.ndarray:
         return np.array([self.cuts[a][self.coords[a]] for a in range(3)])
 

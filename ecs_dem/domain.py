@@ -462,7 +462,7 @@ class Domain:
                 graph = self.comm.neighbourhood(ranks)
             self._neighbours = (ranks, graph, key)
         ranks = self._neighbours[0]
-        if ranks.size == self.comm.size - 1:  # every other rank is a neighbour: no vote
+        if dec.every_rank_adjacent:  # on every rank alike (no rank may skip the vote)
             return self._neighbours[:2]
         leaving = owners[owners != self.comm.rank]
         far = bool(np.any(ranks[np.minimum(np.searchsorted(ranks, leaving), ranks.size - 1)]

@@ -95,7 +95,7 @@ case "${1:-}" in
     if [ "$#" -eq 0 ]; then
       for ranks in 2 4; do
         say "tests/mpi on $ranks ranks"
-        run_pytest timeout 1800 mpiexec.mpich -n "$ranks" "$PY" -m pytest --with-mpi -q -p no:cacheprovider tests/mpi
+        run_pytest timeout -k 60 1800 mpiexec.mpich -n "$ranks" "$PY" -m pytest --with-mpi -q -p no:cacheprovider tests/mpi
       done
     fi
     exit "$status" ;;

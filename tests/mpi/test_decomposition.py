@@ -7,6 +7,8 @@ Every rank runs the parallel world (MPI communicator) and also the same
 scenario alone (SerialComm) as the 1-rank reference; results are gathered by
 gid and compared.
 """
+import faulthandler
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,44 @@ def test_destinations_follow_each_row_and_its_periodic_images():
     here = set(int(g) for g in p.owned("gid"))
     assert all(r == me for g, r in going.items() if g in here)
     assert all(going[g] == me for g in here if g in going)
+
+
+def _first_three_ranks():
+    """An MpiComm of the first three ranks (None on the others): pour's tall box on it is a
+    1 x 1 x 3 grid without periodic z, whose middle rank neighbours both others and whose
+    outer ranks neighbour one each (on 2 or 4 ranks every rank neighbours all or none)."""
+    from mpi4py import MPI
+
+    from ecs_dem.comm import MpiComm
+
+    sub = MPI.COMM_WORLD.Split(0 if MPI.COMM_WORLD.Get_rank() < 3 else MPI.UNDEFINED)
+    return None if sub == MPI.COMM_NULL else MpiComm(sub)
+
+
+@pytest.mark.mpi(min_size=3)
+def test_migration_on_three_slabs_where_only_the_middle_rank_neighbours_all():
+    """Every rank must take the same path through a migration's collectives: a middle rank
+    that skipped the vote on far rows (all its peers are neighbours) while the outer ranks
+    held it deadlocked the first migration. A deadlock here ends the process after 120 s
+    with every thread's traceback, instead of hanging the suite."""
+    comm = _first_three_ranks()
+    if comm is None:
+        return
+    faulthandler.dump_traceback_later(120, exit=True)
+    try:
+        world = pour(comm)
+        world.setup()
+        dec = world.domain.decomposition
+        assert list(dec.dims) == [1, 1, 3] and not world.box.periodic[2]
+        assert comm.allgather_object(dec.neighbour_ranks().size) == [1, 2, 1]
+        assert not dec.every_rank_adjacent
+        before = owners(world)
+        world.run(600)
+        after = owners(world)
+        assert sum(before[g] != after[g] for g in after) > 20, "too few particles changed rank"
+        reference = pour(SerialComm())
+        reference.run(600)
+        a, b = gather(world), gather(reference)
+        assert _max_relative_difference(a, b, float(world.box.length.max())) < 1e-9
+    finally:
+        faulthandler.cancel_dump_traceback_later()

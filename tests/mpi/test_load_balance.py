@@ -4,7 +4,8 @@ Scenario: a granular gas confined by two walls to the left half of a box
 that is long in x (periodic in y and z), so the rank grid cuts x only
 (ecs_dem.decomposition.choose_dims: the smallest cut area). With the initial
 equal slabs every particle lies in the slabs of the left half: on 2 or 4
-ranks the busiest rank owns N / (size/2), twice the mean, and max/mean = 2.
+ranks the busiest rank owns N / (size/2), twice the mean, and max/mean = 2
+(on 3, 11 of the 16 lattice columns: 33/16).
 Shifting planes place the cuts at the quantiles of the particles' x (from a
 global histogram), so right after a balance every rank owns N / size up to the
 motion since then and the histogram resolution: max/mean -> 1.
@@ -91,9 +92,14 @@ def test_balancing_evens_out_a_pile_on_one_side():
     n_total = serial.particles.n_owned
     for world in (serial, fixed, balanced):
         world.setup()
-    # the scenario starts as uneven as it claims
-    assert imbalance(fixed) == pytest.approx(2.0)
-    assert imbalance(balanced) == pytest.approx(2.0)
+    # the scenario starts as uneven as it claims: equal slabs along x (2 on 2 and 4 ranks,
+    # 33/16 on 3, whose first slab holds 11 of the 16 lattice columns)
+    assert list(fixed.domain.decomposition.dims) == [comm.size, 1, 1]
+    x = serial.particles.position[:, 0]
+    per_slab = np.histogram(x, bins=np.linspace(0.0, LENGTH, comm.size + 1))[0]
+    assert per_slab.max() / (n_total / comm.size) >= 2.0
+    assert imbalance(fixed) == pytest.approx(per_slab.max() / (n_total / comm.size))
+    assert imbalance(balanced) == pytest.approx(imbalance(fixed))
     for world in (serial, fixed, balanced):
         world.run(STEPS)
     assert imbalance(fixed) > 1.5
