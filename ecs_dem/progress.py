@@ -38,15 +38,19 @@ class Progress(System):
         if self._start is None or world.step < self._start[1]:
             self._start = self._last = (now, world.step)
             return
-        end = world.run_end_step
+        # a chunked run (runner.run_until) reports against its step limit, as one run: a line
+        # per interval, not one at each chunk's end; it may end earlier, on its condition
+        horizon = world.horizon_step
+        end = horizon if horizon is not None else world.run_end_step
         finished = end is not None and world.step >= end
         if now - self._last[0] < self.interval and not finished:
             return
         rate = (world.step - self._last[1]) / max(now - self._last[0], 1e-9)
         self._last = (now, world.step)
         overall = (world.step - self._start[1]) / max(now - self._start[0], 1e-9)
-        eta = f" ETA {_duration((end - world.step) / overall)}" if end and overall > 0 else ""
-        total = f"/{end}" if end else ""
+        bound = " at most" if horizon is not None else ""
+        eta = f" ETA{bound} {_duration((end - world.step) / overall)}" if end and overall > 0 else ""
+        total = f"/{end}{bound}" if end else ""
         line = (f"step {world.step}{total}  t = {world.time:.6g} s  {rate:.1f} steps/s"
                 f"  elapsed {_duration(now - self._start[0])}{eta}")
         if self.tty:

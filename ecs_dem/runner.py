@@ -128,9 +128,13 @@ def run_or_stop(world, steps: int, where: str = "") -> None:
 def run_until(world, total_steps: int, until, check_every: int) -> None:
     """Run in chunks that end on multiples of `check_every` (so a restarted run asks `until`
     at the same steps) until `until(world)`, a stop, or `total_steps`."""
-    while world.step < total_steps and not world.stop_requested and not until(world):
-        chunk = int(check_every) - world.step % int(check_every)
-        world.run(min(chunk, int(total_steps) - world.step))
+    world.horizon_step = int(total_steps)
+    try:
+        while world.step < total_steps and not world.stop_requested and not until(world):
+            chunk = int(check_every) - world.step % int(check_every)
+            world.run(min(chunk, int(total_steps) - world.step))
+    finally:
+        world.horizon_step = None
 
 
 def run_world(world, cfg: dict, total_steps: int, until=None, check_every: int = 1000,

@@ -145,6 +145,9 @@ class World:
         self.timers: dict[str, float] = defaultdict(float)
         self.stop_requested = None  # signal number that stopped the last run (soft kill)
         self.run_end_step = None  # last step of the current run (progress, ETA)
+        # last step a driver's chunked run may reach (runner.run_until): progress and its ETA
+        # count to it, not to each chunk's end
+        self.horizon_step = None
         self.rng = np.random.default_rng(seed)  # for systems that need randomness; checkpointed
         self.debug = debug_from_environment() if debug is None else bool(debug)
         self._guard = DeclarationGuard(self.tables) if self.debug else None

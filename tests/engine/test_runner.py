@@ -248,3 +248,29 @@ def test_a_configuration_value_error_is_printed_by_rank_0_alone(
     assert (capsys.readouterr().err != "") == file_printed
     monkeypatch.setattr(comm, "_DEFAULT", comm.SerialComm())  # once it exists: its rank
     assert comm.launch_rank() == 0
+
+
+def test_progress_of_a_chunked_run_counts_to_its_limit_not_to_each_chunk():
+    """A run that ends on a condition runs in chunks of `check_every` steps; its progress
+    prints once per interval (here: never before the end) and against the step limit, not
+    a line at every chunk's end as if each were a finished run."""
+    import io
+
+    from ecs_dem.progress import Progress
+
+    def printed(run):
+        world = small_world()
+        out = io.StringIO()
+        world.add_system(Progress(interval=1e9, stream=out))
+        run(world)
+        return out.getvalue().splitlines(), world
+
+    lines, world = printed(lambda w: run_world(w, dict(RUN_DEFAULTS, progress=False), 1000,
+                                               until=lambda w: w.step >= 100, check_every=10))
+    assert world.step == 100 and world.horizon_step is None
+    assert lines == []
+    lines, _ = printed(lambda w: run_world(w, dict(RUN_DEFAULTS, progress=False), 60,
+                                           until=lambda w: False, check_every=10))
+    assert len(lines) == 1 and lines[0].startswith("step 60/60 at most")
+    lines, _ = printed(lambda w: w.run(50))  # a plain run: one line at its end
+    assert len(lines) == 1 and lines[0].startswith("step 50/50 ")
