@@ -13,6 +13,7 @@ bumps (Fig. 6 of the paper).
     python run/friction.py                                 # every case, a few minutes here
     python run/friction.py --set models=patch --set variants=kinematic
     python run/friction.py --set length=0.01
+    mpiexec.mpich -n 2 .venv/bin/python run/friction.py   # any number of ranks; rank 0 writes
 
 Writes ``output/friction.csv`` (one row per sample: model, variant, path,
 position along the path, F_t, F_n, height) and ``output/friction.png`` (F_t
@@ -35,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ecs_dem import Box, InputError, Stage, System, World
+from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_ranges, membrane_vertices
 from ecs_dem.components.mesh_generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
@@ -184,11 +186,17 @@ def build_world(cfg: dict, model: str, variant: str, path: str):
     return world, drag, direction
 
 
-def grain_contact_force(world) -> np.ndarray:
-    """The contact force on the grain (total force minus the load): from the last force pass."""
+def grain_contact_force(world) -> tuple[np.ndarray, np.ndarray]:
+    """The force on the grain (contacts and load) from the last force pass, and its position,
+    on every rank (collective: one rank owns the grain, the others add zeros)."""
     p = world.particles
-    g = int(np.flatnonzero(p.membrane < 0)[0])
-    return p.force[g].copy(), p.position[g].copy()
+    owned = np.flatnonzero(p.owned("membrane") < 0)
+    mine = np.zeros(6)
+    if owned.size:
+        mine[:3] = p.force[owned[0]]
+        mine[3:] = p.position[owned[0]]
+    both = world.comm.sum(mine) if world.comm.size > 1 else mine
+    return both[:3].copy(), both[3:].copy()
 
 
 def sampled_steps(cfg: dict, dt: float) -> int:
@@ -287,21 +295,26 @@ def run_cases(argv) -> int:
                     f"config key 'length' = {cfg['length']!r} m is dragged in less than one "
                     f"time step ({world.dt:.3g} s at speed {cfg['speed']!r} m/s): nothing "
                     "would be sampled")
+        rank = default_comm().rank
         for model, variant, path in cases:
             r = run_case(cfg, model, variant, path)
             results.append(r)
-            print(f"{model:8s} {variant:9s} {path:8s}  F_n {r['fn_mean']:.5g} N "
+            if rank == 0:
+                print(f"{model:8s} {variant:9s} {path:8s}  F_n {r['fn_mean']:.5g} N "
                   f"(rsd {r['fn_rsd']:.2e})  F_t {r['ft_mean']:.5g} N (rsd {r['ft_rsd']:.2e})"
-                  f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
-                  f"amplitude {r['height_amplitude'] * 1e6:.3g} um", flush=True)
-        write_outputs(results, cfg["output"])
+                      f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
+                      f"amplitude {r['height_amplitude'] * 1e6:.3g} um", flush=True)
+        if rank == 0:
+            write_outputs(results, cfg["output"])
     except (InputError, StateError, OSError) as exc:  # OSError: no room for the results
         return error_exit(exc)
     except RunStopped as exc:  # the files are written after the last case: none yet
-        print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
-              f"{cfg['output']}.csv is written after the last)", flush=True)
+        if default_comm().rank == 0:
+            print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
+                  f"{cfg['output']}.csv is written after the last)", flush=True)
         return 128 + exc.signal
-    print(f"wrote {cfg['output']}.csv and {cfg['output']}.png")
+    if rank == 0:
+        print(f"wrote {cfg['output']}.csv and {cfg['output']}.png")
     return 0
 
 
