@@ -133,13 +133,16 @@ class Decomposition:
             targets = np.arange(1, n) / n
             inner = np.interp(targets, cdf, edges)
             cuts = np.concatenate(([lo], inner, [hi]))
-            # keep every slab at least min_width wide, sweeping up then down
+            # keep every slab at least min_width wide, sweeping up then down; a few ulps more,
+            # so that rounding cuts[k - 1] + min_width leaves no slab narrower than
+            # check_width allows (six ranks along z once stopped a run on 3.5e-18 m)
+            wide = min_width + 4 * np.spacing(max(abs(lo), abs(hi), min_width))
             for k in range(1, n + 1):
-                cuts[k] = max(cuts[k], cuts[k - 1] + min_width)
+                cuts[k] = max(cuts[k], cuts[k - 1] + wide)
             cuts[n] = hi
             for k in range(n - 1, 0, -1):
-                cuts[k] = min(cuts[k], cuts[k + 1] - min_width)
-            if np.any(np.diff(cuts) < min_width * (1 - 1e-12)):
+                cuts[k] = min(cuts[k], cuts[k + 1] - wide)
+            if np.any(np.diff(cuts) < min_width):
                 continue  # box too small for balancing along this axis: keep the old cuts
             if not np.allclose(cuts, self.cuts[a], rtol=0, atol=1e-12 * (hi - lo)):
                 self.cuts[a] = cuts
