@@ -59,19 +59,25 @@ def ensure_space(path, nbytes: int, comm) -> None:
     fault instead of an error message): a write that cannot fit is refused before it starts.
     A quota the file system does not report still ends in HDF5's own error."""
     total = comm.sum(int(nbytes)) if comm.size > 1 else int(nbytes)
-    problem = None
+    problem = None  # (errno, message, file name) of the OSError every rank raises
     if comm.rank == 0:
         folder = os.path.dirname(os.path.abspath(str(path)))
-        stats = os.statvfs(folder)
-        free = stats.f_bavail * stats.f_frsize
-        need = SPACE_MARGIN[0] * total + SPACE_MARGIN[1]
-        if free < need:
-            problem = (f"{os.strerror(errno.ENOSPC)} ({free / 1e6:.3g} MB free in {folder}, "
-                       f"about {need / 1e6:.3g} MB needed)")
+        while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)  # the file's folder is made when it is opened
+        try:  # rank 0 alone asks: an error here must reach the others, waiting to hear
+            stats = os.statvfs(folder)
+        except OSError as exc:  # e.g. a folder this user may not read
+            problem = (exc.errno, exc.strerror, folder)
+        else:
+            free = stats.f_bavail * stats.f_frsize
+            need = SPACE_MARGIN[0] * total + SPACE_MARGIN[1]
+            if free < need:
+                problem = (errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} ({free / 1e6:.3g} MB "
+                           f"free in {folder}, about {need / 1e6:.3g} MB needed)", str(path))
     if comm.size > 1:
         problem = comm.broadcast_object(problem)
     if problem:
-        raise OSError(errno.ENOSPC, problem, str(path))
+        raise OSError(*problem)
 
 
 class SharedFile:

@@ -190,3 +190,15 @@ def test_a_snapshot_that_cannot_fit_ends_the_run_with_the_earlier_ones_readable(
         xdmf.write_xdmf(tmp_path / "run.xdmf", tmp_path / "run.h5", [])
     assert (tmp_path / "run.xdmf").read_text() == sidecar
     assert not (tmp_path / "run.xdmf.tmp").exists()
+
+
+def test_a_time_series_record_into_a_folder_not_yet_made_makes_it(tmp_path):
+    """The room check before a write asked the file's folder, which is made when the file
+    opens: a first record into output/new/run.h5 failed with 'No such file or directory'
+    (and on several ranks hung the others, waiting for rank 0's answer)."""
+    path = tmp_path / "new" / "deeper" / "run.h5"
+    out = Hdf5Output(path, None, SerialComm())
+    out.append(0, 0.0, {"e": 1.0})
+    out.close()
+    with h5py.File(path) as f:
+        assert f["timeseries/e"][:].tolist() == [1.0]

@@ -124,3 +124,28 @@ def test_time_series_begun_on_one_rank_continues_on_several(shared_dir):
         assert np.all(a[:resume + 1] == -1.0) and a[resume + 1:].tolist() == list(range(resume + 1, last))
         np.testing.assert_array_equal(ts["b"][resume + 1:, 1], np.arange(resume + 1, last))
         assert sorted(f["snapshots"]) == [f"{k:09d}" for k in (0, 200, 400)]
+
+
+def test_a_room_check_that_fails_on_rank_0_raises_on_every_rank(shared_dir, monkeypatch):
+    """Rank 0 alone asks the file system for room; an OSError there (a folder it may not
+    read) reached rank 0 only, which stopped while the others waited for its answer: a hang.
+    Every rank must raise it. A hang ends the process after 60 s (faulthandler)."""
+    import errno
+    import faulthandler
+
+    import ecs_dem.io.parallel_h5 as parallel_h5
+
+    comm = default_comm()
+
+    def refused(folder):
+        raise PermissionError(errno.EACCES, "Permission denied", folder)
+
+    if comm.rank == 0:
+        monkeypatch.setattr(parallel_h5.os, "statvfs", refused)
+    faulthandler.dump_traceback_later(60, exit=True)
+    try:
+        with pytest.raises(OSError, match="Permission denied"):
+            parallel_h5.ensure_space(f"{shared_dir}/run.h5", 100, comm)
+        comm.barrier()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
