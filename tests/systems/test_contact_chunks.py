@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ecs_dem.systems.contact_chunks import mark_nonzero
+from ecs_dem.systems.contact_chunks import flagged_rows, mark_nonzero
 
 
 @pytest.mark.parametrize("width", [1, 3, 4])
@@ -23,3 +23,16 @@ def test_mark_nonzero_flags_rows_with_any_nonzero_component_and_keeps_set_flags(
     assert flags.tolist() == expected.astype(np.uint8).tolist()
     assert flags[6] == 1 and flags[7] == 1 and flags[5] == 0
     assert 10 < flags.sum() < n // 2
+
+
+@pytest.mark.parametrize("n", [0, 1, 257])
+def test_flagged_rows_lists_every_set_flag_in_increasing_order(n):
+    rng = np.random.default_rng(n)
+    flags = (rng.random(n) < 0.2).astype(np.uint8) * rng.integers(1, 4, n).astype(np.uint8)
+    if n:
+        flags[-1] = 2  # a flag may hold any non-zero byte (flags of several fields OR-ed)
+    out = np.full(n + 1, -7, dtype=np.int64)
+    count = flagged_rows(flags, out)
+    expected = [k for k in range(n) if flags[k]]
+    assert out[:count].tolist() == expected
+    assert count == len(expected)
