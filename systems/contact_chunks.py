@@ -65,7 +65,6 @@ def mark_nonzero(history, flags):
         flags[k] |= nonzero
 
 
-
 @kernel
 def flagged_rows(flags, out):
     """out[:count] = the indices k (increasing) where flags[k] != 0; returns count.
@@ -78,6 +77,7 @@ def flagged_rows(flags, out):
         out[count] = k
         count += flags[k] != 0
     return count
+
 
 class PairScratch:
     """Scratch of a chunked contact kernel: the buffer, the selection, the history flags.
