@@ -268,6 +268,7 @@ def main(argv=None) -> int:
 
 def run_cases(argv) -> int:
     results, cases = [], []
+    rank = default_comm().rank  # rank 0 alone prints and writes
     try:
         cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
         check_ranges(cfg, RANGES)
@@ -295,13 +296,12 @@ def run_cases(argv) -> int:
                     f"config key 'length' = {cfg['length']!r} m is dragged in less than one "
                     f"time step ({world.dt:.3g} s at speed {cfg['speed']!r} m/s): nothing "
                     "would be sampled")
-        rank = default_comm().rank
         for model, variant, path in cases:
             r = run_case(cfg, model, variant, path)
             results.append(r)
             if rank == 0:
                 print(f"{model:8s} {variant:9s} {path:8s}  F_n {r['fn_mean']:.5g} N "
-                  f"(rsd {r['fn_rsd']:.2e})  F_t {r['ft_mean']:.5g} N (rsd {r['ft_rsd']:.2e})"
+                      f"(rsd {r['fn_rsd']:.2e})  F_t {r['ft_mean']:.5g} N (rsd {r['ft_rsd']:.2e})"
                       f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
                       f"amplitude {r['height_amplitude'] * 1e6:.3g} um", flush=True)
         if rank == 0:
@@ -309,7 +309,7 @@ def run_cases(argv) -> int:
     except (InputError, StateError, OSError) as exc:  # OSError: no room for the results
         return error_exit(exc)
     except RunStopped as exc:  # the files are written after the last case: none yet
-        if default_comm().rank == 0:
+        if rank == 0:
             print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
                   f"{cfg['output']}.csv is written after the last)", flush=True)
         return 128 + exc.signal
