@@ -40,10 +40,10 @@ MEMBRANE_SYSTEMS = ("SpringForces", "MembraneBending", "MembranePressure")
 def sphere_world(level: int, comm=None):
     from ecs_dem import Box, World
     from ecs_dem.components.membranes import add_membrane, set_stress
-    from ecs_dem.components.mesh_generators import icosphere
+    from ecs_dem.components.mesh.generators import icosphere
     from ecs_dem.components.particles import create_particle_table
-    from ecs_dem.systems.membrane_systems import membrane_systems
-    from ecs_dem.systems.velocity_verlet import velocity_verlet
+    from ecs_dem.systems.membrane.systems import membrane_systems
+    from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
     R = 0.05
     world = World(Box((-2 * R,) * 3, (2 * R,) * 3), dt=1e-7, skin=1e-5, comm=comm)

@@ -31,12 +31,12 @@ from ecs_dem.components.particles import add_particles  # noqa: E402
 from ecs_dem.components.species import add_species  # noqa: E402
 from ecs_dem.components.walls import add_wall  # noqa: E402
 from ecs_dem.io.lammps_data import read_sphere_data  # noqa: E402
-from ecs_dem.systems.contact_forces import ContactForces  # noqa: E402
-from ecs_dem.systems.gravity import Gravity  # noqa: E402
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw  # noqa: E402
-from ecs_dem.systems.neighbor_search import NeighborSearch  # noqa: E402
-from ecs_dem.systems.velocity_verlet import velocity_verlet  # noqa: E402
-from ecs_dem.systems.wall_contacts import WallContacts  # noqa: E402
+from ecs_dem.systems.contact.pair_forces import ContactForces  # noqa: E402
+from ecs_dem.systems.integration.gravity import Gravity  # noqa: E402
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw  # noqa: E402
+from ecs_dem.systems.neighbors.search import NeighborSearch  # noqa: E402
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet  # noqa: E402
+from ecs_dem.systems.walls.contacts import WallContacts  # noqa: E402
 
 import chute  # noqa: E402  (run/chute.py builds the chute world)
 

@@ -18,7 +18,7 @@ outside: compare the two models within one run.
 Both models take the grains' time step (run/triaxial.py, Time step). There
 MSS_patch's 4 mm mesh applies the paper's bending damper in full, while
 MSS_particle's 1.33 mm mesh could not resolve it and applies a fraction
-(systems/membrane_bending.py, Time step): the table's damping column gives
+(systems/membrane/bending.py, Time step): the table's damping column gives
 it, least and median over the hinges. ``--particle-dt-fraction F`` also
 times MSS_particle at F times the grains' Rayleigh time, the step at which
 it applies the paper's damper too (0.016 on case 1's undeformed mesh).
@@ -45,9 +45,9 @@ PAPER_MINUTES = {("1", "particle"): 32.0, ("1", "patch"): 5.0,
 
 def damping_fraction(world) -> tuple[float, float]:
     """(least, median) over the membrane's hinges of s_h, the fraction of the paper's bending
-    damper that MembraneBending applies at this time step (systems/membrane_bending.py, Time
+    damper that MembraneBending applies at this time step (systems/membrane/bending.py, Time
     step: s_h = min(1, q / (dt max r_i)) over the hinge's vertices; 1 = the paper's damper)."""
-    from ecs_dem.systems.membrane_bending import DAMPING_STEP_BOUND
+    from ecs_dem.systems.membrane.bending import DAMPING_STEP_BOUND
 
     h, p = world.membrane_hinges, world.particles
     rates = p.with_ghosts("bending_damping_rate")[h.owned("rows")].max(axis=1)

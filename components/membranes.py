@@ -9,14 +9,14 @@ with it and is evaluated by its owner; ``ecs_dem.references`` keeps the
 its membrane id:
 
 ``springs``             every edge: Eq. (6) with k = sqrt(3)/2 E d (Eq. 7) and
-                        damping 2 gamma sqrt(k m_eff) (systems.bonded_springs)
+                        damping 2 gamma sqrt(k m_eff) (systems.membrane.springs)
 ``membrane_hinges``     every interior edge: (x1, x2, x3, x4) labelled as in
                         ../shared/PHYSICS-NOTES.md (Membrane bending), rest angle
-                        theta0 measured on the initial mesh (systems.membrane_bending)
+                        theta0 measured on the initial mesh (systems.membrane.bending)
 ``membrane_triangles``  every triangle, wound counter-clockwise seen from outside,
                         with the triangle gids across its three edges (v0v1, v1v2,
                         v2v0; -1 on a boundary) and its rest area; the confining
-                        stress acts on it (systems.membrane_pressure) and grains
+                        stress acts on it (systems.membrane.pressure) and grains
                         touch it (the patch contacts). Vertex -> triangles: the
                         engine's incidence list (``World.incident_rows``).
 ``membrane_boundaries`` every boundary edge of an open membrane, oriented as in its
@@ -43,9 +43,9 @@ from ecs_dem.config import in_range, range_text
 from ecs_dem.errors import InputError
 from ecs_dem.table import Field, Halo, Table
 
-from .membrane_topology import dihedral_angles, edge_map, hinges
-from .mesh import Mesh
-from .mesh_validation import boundary_loops, triangle_neighbors, validate_mesh
+from ecs_dem.components.mesh.topology import dihedral_angles, edge_map, hinges
+from ecs_dem.components.mesh.surface import Mesh
+from ecs_dem.components.mesh.validation import boundary_loops, triangle_neighbors, validate_mesh
 from .particles import KIND_MEMBRANE_VERTEX, add_particles
 from .species import add_species
 
@@ -144,8 +144,8 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
 
     Parameters (SI)
     ---------------
-    mesh : components.mesh.Mesh
-        Validated first (``components.mesh_validation``): duplicate vertices
+    mesh : components.mesh.surface.Mesh
+        Validated first (``components.mesh.validation``): duplicate vertices
         merged, winding made consistent (closed meshes outward); defects are
         errors naming the triangles and vertices.
     youngs_modulus, thickness, density : E [Pa], d [m], rho [kg/m^3] of the sheet

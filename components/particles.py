@@ -125,7 +125,7 @@ def move_particles(world, gids, velocity) -> None:
 def attach_to_wall(world, gids, wall: int) -> None:
     """Make these particles move with a wall (its prescribed or servo velocity, every step):
     the end rings of a triaxial membrane follow the platens. The wall-motion system sets
-    their velocity (systems.wall_motion)."""
+    their velocity (systems.walls.motion)."""
     if "walls" not in world.tables or not 0 <= int(wall) < world.tables["walls"].n_owned:
         raise InputError(f"attach_to_wall: wall {wall} does not exist (components.walls.add_wall)")
     p = world.particles

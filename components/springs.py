@@ -6,7 +6,7 @@ migrates with it and is evaluated by its owner) and the engine keeps
 ``rows`` at the two vertices' local rows (the image of the second nearest
 the first; ``ecs_dem.references``). Membrane edges are springs with their
 membrane id (``components.membranes``); others have -1. The force law is
-systems.bonded_springs (Goetz & Poeschel Eq. (6)). Units: N/m, N s/m, m.
+systems.membrane.springs (Goetz & Poeschel Eq. (6)). Units: N/m, N s/m, m.
 """
 from __future__ import annotations
 

@@ -25,12 +25,12 @@ from ecs_dem.components.species import add_species
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.io.lammps_data import read_sphere_data
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, run_world
-from ecs_dem.systems.contact_forces import ContactForces
+from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
-from ecs_dem.systems.gravity import Gravity
-from ecs_dem.systems.linear_spring_dashpot import LinearSpringDashpotLaw
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.linear_spring_dashpot import LinearSpringDashpotLaw
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULTS = {

@@ -5,7 +5,7 @@ density matched to the fluid, so no gravity) in a square container are
 compressed by a top plate to 13.4 % strain and released, cycle after cycle;
 the first cycles are discarded. For each prefactor gamma of the multi-contact
 correction (0: independent contacts, 1: elastic half-space, 1.19: MC-DEM as
-fitted; ``systems.multicontact``) the driver records the force on the top
+fitted; ``systems.multicontact.systems``) the driver records the force on the top
 plate against strain for loading and unloading, the contacts per grain Z
 (grain-grain contacts with a normal force above tau), and contact-force
 distributions, and writes them to CSV files and PNG plots in ``output``:
@@ -75,15 +75,15 @@ from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import error_exit, run_or_stop
 from ecs_dem.soft_kill import SoftKill
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.gravity import Gravity
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.hertz_saturated import SaturatedHertzLaw
-from ecs_dem.systems.multicontact import multicontact
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.time_step import rayleigh_time
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.contact.hertz_saturated import SaturatedHertzLaw
+from ecs_dem.systems.multicontact.systems import multicontact
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.contact.time_step import rayleigh_time
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 
 DEFAULTS = {
     "particles": 514,

@@ -33,15 +33,15 @@ from ecs_dem import Box, InputError, Stage, StateError, System, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membrane_vertices,
                                           set_stress)
-from ecs_dem.components.mesh_generators import flat_sheet
+from ecs_dem.components.mesh.generators import flat_sheet
 from ecs_dem.components.particles import create_particle_table, fix_particles
 from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import ConfigValueError
 from ecs_dem.jit import kernel
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
-from ecs_dem.systems.membrane_diagnostics import MembraneDiagnostics
-from ecs_dem.systems.membrane_systems import membrane_snapshot_writer, membrane_systems
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.membrane.diagnostics import MembraneDiagnostics
+from ecs_dem.systems.membrane.systems import membrane_snapshot_writer, membrane_systems
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
 DEFAULTS = {
     "radius": 0.05,            # m, drum radius a

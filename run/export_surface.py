@@ -18,7 +18,7 @@ from pathlib import Path
 import h5py
 
 from ecs_dem import InputError
-from ecs_dem.components.mesh_io import surface_from_checkpoint, surface_from_snapshot, write_mesh
+from ecs_dem.components.mesh.io import surface_from_checkpoint, surface_from_snapshot, write_mesh
 
 
 def _step(text: str):

@@ -38,7 +38,7 @@ import numpy as np
 from ecs_dem import Box, InputError, Stage, System, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_ranges, membrane_vertices
-from ecs_dem.components.mesh_generators import flat_sheet
+from ecs_dem.components.mesh.generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.config import check_ranges, load_config
@@ -46,13 +46,13 @@ from ecs_dem.errors import ConfigValueError, RunStopped, StateError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.runner import error_exit, run_or_stop
 from ecs_dem.soft_kill import SoftKill
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.membrane_systems import membrane_systems
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.patch_contacts import PatchContacts
-from ecs_dem.systems.patch_search import PatchSearch
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.membrane.systems import membrane_systems
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.membrane.patch_contacts import PatchContacts
+from ecs_dem.systems.membrane.patch_search import PatchSearch
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
 DEFAULTS = {
     "models": "patch,particle",         # patch (MSS_patch) and/or particle (MSS_particle)

@@ -36,10 +36,10 @@ import numpy as np
 from ecs_dem import Box, InputError, StateError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_ranges, membrane_vertices
-from ecs_dem.components.mesh import Mesh
-from ecs_dem.components.mesh_generators import flat_sheet
-from ecs_dem.components.mesh_io import read_mesh
-from ecs_dem.components.mesh_validation import boundary_edges, validate_mesh
+from ecs_dem.components.mesh.surface import Mesh
+from ecs_dem.components.mesh.generators import flat_sheet
+from ecs_dem.components.mesh.io import read_mesh
+from ecs_dem.components.mesh.validation import boundary_edges, validate_mesh
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
@@ -47,18 +47,18 @@ from ecs_dem.config import check_ranges, load_config
 from ecs_dem.errors import ConfigValueError
 from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
-from ecs_dem.systems.contact_forces import ContactForces
+from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
-from ecs_dem.systems.gravity import Gravity
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.membrane_diagnostics import MembraneDiagnostics
-from ecs_dem.systems.membrane_systems import membrane_snapshot_writer, membrane_systems
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.patch_contacts import PatchContacts
-from ecs_dem.systems.patch_search import PatchSearch
-from ecs_dem.systems.time_step import rayleigh_time
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.membrane.diagnostics import MembraneDiagnostics
+from ecs_dem.systems.membrane.systems import membrane_snapshot_writer, membrane_systems
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.membrane.patch_contacts import PatchContacts
+from ecs_dem.systems.membrane.patch_search import PatchSearch
+from ecs_dem.systems.contact.time_step import rayleigh_time
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 
 DEFAULTS = {
     "grains": 150,

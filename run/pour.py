@@ -32,14 +32,14 @@ from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
-from ecs_dem.systems.contact_forces import ContactForces
+from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
-from ecs_dem.systems.gravity import Gravity
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.time_step import rayleigh_time
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.contact.time_step import rayleigh_time
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 
 DEFAULTS = {
     "particles": 5000,

@@ -41,7 +41,7 @@ MSS_particle's 1.33 mm triangles, integrated explicitly, would need
 dt < 9.4e-8 s on the undeformed mesh and ever less as grains squeeze the
 triangles (3.5e-8 s at 3.6 % axial strain on case 1): MembraneBending
 limits each hinge's damper where the step cannot resolve it, which keeps it
-stable at any dt (systems/membrane_bending.py, Time step). At 5.8e-7 s that
+stable at any dt (systems/membrane/bending.py, Time step). At 5.8e-7 s that
 leaves MSS_particle's bending damping at 0.08 of the paper's on the
 undeformed mesh (the paper's in full from 4.7e-8 s down, where
 ``particle_dt_fraction`` = 0.016).
@@ -113,7 +113,7 @@ from ecs_dem import Box, InputError, StateError, UnstableTimeStepError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membrane_vertices,
                                           set_stress)
-from ecs_dem.components.mesh_generators import cylinder
+from ecs_dem.components.mesh.generators import cylinder
 from ecs_dem.components.particles import add_particles, attach_to_wall, create_particle_table
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
@@ -122,17 +122,17 @@ from ecs_dem.errors import ConfigValueError, RunStopped
 from ecs_dem.memory import check_particle_count
 from ecs_dem.runner import RUN_DEFAULTS, check_restart, error_exit, open_output, run_world
 from ecs_dem.soft_kill import SoftKill
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.gravity import Gravity
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.membrane_systems import membrane_snapshot_writer, membrane_systems
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.patch_contacts import PatchContacts
-from ecs_dem.systems.patch_search import PatchSearch
-from ecs_dem.systems.time_step import rayleigh_time
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
-from ecs_dem.systems.wall_motion import WallMotion
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.membrane.systems import membrane_snapshot_writer, membrane_systems
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.membrane.patch_contacts import PatchContacts
+from ecs_dem.systems.membrane.patch_search import PatchSearch
+from ecs_dem.systems.contact.time_step import rayleigh_time
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
+from ecs_dem.systems.walls.motion import WallMotion
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from triaxial_control import (BOTTOM, TOP, RadialLoad, TriaxialControl,  # noqa: E402

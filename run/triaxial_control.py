@@ -55,7 +55,7 @@ from ecs_dem.errors import StateError
 from ecs_dem.components.particles import KIND_GRAIN, KIND_MEMBRANE_VERTEX
 from ecs_dem.components.walls import SERVO, VELOCITY
 from ecs_dem.system import Stage, System
-from ecs_dem.systems.membrane_diagnostics import membrane_measures
+from ecs_dem.systems.membrane.diagnostics import membrane_measures
 from ecs_dem.table import Field, Halo, Table
 
 CONFINE, SHEAR, DONE = 0, 1, 2

@@ -42,21 +42,21 @@ import numpy as np
 
 from ecs_dem import Box, InputError, World
 from ecs_dem.components.membranes import add_membrane
-from ecs_dem.components.mesh_generators import cylinder
+from ecs_dem.components.mesh.generators import cylinder
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.runner import run_or_stop
 from ecs_dem.system import Stage, System
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.patch_contacts import PatchContacts
-from ecs_dem.systems.patch_geometry import closest_point
-from ecs_dem.systems.patch_search import PatchSearch
-from ecs_dem.systems.time_step import rayleigh_time
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.membrane.patch_contacts import PatchContacts
+from ecs_dem.systems.membrane.patch_geometry import closest_point
+from ecs_dem.systems.membrane.patch_search import PatchSearch
+from ecs_dem.systems.contact.time_step import rayleigh_time
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.table import Field, Halo
 
 PREPARATION_DEFAULTS = {

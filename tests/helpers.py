@@ -16,9 +16,9 @@ from ecs_dem import Box, World
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.io.checkpoint import restart, write_checkpoint
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -1,4 +1,4 @@
-"""Mesh measures the mesh tests derive themselves, independent of components.mesh_validation.
+"""Mesh measures the mesh tests derive themselves, independent of components.mesh.validation.
 
 Import as ``mesh_checks`` (tests/ is on the path).
 """

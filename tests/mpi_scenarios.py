@@ -12,13 +12,13 @@ from ecs_dem import Box, Field, Halo, Stage, System, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.systems.bonded_springs import SpringForces, add_springs
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.gravity import Gravity
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.membrane.springs import SpringForces, add_springs
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 
 MATERIAL = dict(youngs_modulus=1e7, poisson_ratio=0.3, density=2500.0, restitution=0.7, friction=0.5)
 R = 1e-3

@@ -11,12 +11,12 @@ from ecs_dem import Box, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.multicontact import multicontact
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.time_step import rayleigh_time
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.multicontact.systems import multicontact
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.contact.time_step import rayleigh_time
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 
 R = 5e-3  # m
 #: the hydrogel of Brodu et al. 2015 (E, mu), nearly incompressible

@@ -7,7 +7,7 @@ import pytest
 
 from ecs_dem import Box, World
 from ecs_dem.components.membranes import MEMBRANE_RANGES, add_membrane, membrane_ranges
-from ecs_dem.components.mesh_generators import flat_sheet
+from ecs_dem.components.mesh.generators import flat_sheet
 from ecs_dem.components.species import SPECIES_RANGES, add_species, species_ranges
 from ecs_dem.config import check_ranges
 from ecs_dem.errors import InputError

@@ -8,7 +8,7 @@ from ecs_dem import Box, Stage, StateError, System, World
 from ecs_dem import domain as domain_module
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
-from ecs_dem.systems.velocity_verlet import IntegrateFirstHalf, velocity_verlet
+from ecs_dem.systems.integration.velocity_verlet import IntegrateFirstHalf, velocity_verlet
 
 SKIN = 0.05
 DT = 1e-3

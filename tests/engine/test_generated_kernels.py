@@ -8,8 +8,8 @@ from helpers import REPO
 SCRIPT = textwrap.dedent("""
     import os, sys, numpy as np
     from ecs_dem.systems import contact_kernels
-    from ecs_dem.systems.contact_law import law_kernels
-    from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
+    from ecs_dem.systems.contact.law import law_kernels
+    from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
     from ecs_dem.components.species import create_species_table, add_species
     from ecs_dem import Box, World
     w = World(Box((0, 0, 0), (1, 1, 1)), dt=1e-6)

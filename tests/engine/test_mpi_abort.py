@@ -13,7 +13,7 @@ SCRIPT = textwrap.dedent('''
     from ecs_dem import Box, World, System, Stage
     from ecs_dem.components.particles import add_particles
     from ecs_dem.components.species import add_species
-    from ecs_dem.systems.velocity_verlet import velocity_verlet
+    from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
     class FailOnRankOne(System):
         stage = Stage.FORCES

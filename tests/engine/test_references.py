@@ -12,7 +12,7 @@ import pytest
 from ecs_dem import Box, Field, Halo, Stage, StateError, System, Table, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
-from ecs_dem.systems.neighbor_search import NeighborSearch
+from ecs_dem.systems.neighbors.search import NeighborSearch
 
 L = 1.0
 RANGE = 0.15

@@ -22,7 +22,7 @@ the sites +-1 along each axis, modulo 4.
 """
 import numpy as np
 
-from ecs_dem.systems.neighbor_search import NeighborSearch
+from ecs_dem.systems.neighbors.search import NeighborSearch
 from helpers import add_particles, make_world
 from mpi_scenarios import NAMES, CountContacts, ReadCounts
 

@@ -11,7 +11,7 @@ from ecs_dem.components.species import add_species
 from ecs_dem.errors import RunStopped
 from ecs_dem.runner import RUN_DEFAULTS, run_or_stop, run_world
 from ecs_dem.soft_kill import SoftKill
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
 
 def small_world():

@@ -5,7 +5,7 @@ import pytest
 from ecs_dem import Box, Field, Halo, InputError, Stage, System, World
 from ecs_dem.components.particles import add_particles, create_particle_table
 from ecs_dem.components.species import add_species
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
 GHOST_RANGE = 0.3  # interaction range of the probe systems below: gives ghost rows
 

@@ -11,11 +11,11 @@ import pytest
 from ecs_dem import Box, World
 from ecs_dem.comm import SerialComm, default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_vertices, set_stress
-from ecs_dem.components.mesh_generators import cylinder, icosphere
+from ecs_dem.components.mesh.generators import cylinder, icosphere
 from ecs_dem.components.particles import create_particle_table, fix_particles
 from ecs_dem.io.checkpoint import restart, write_checkpoint
-from ecs_dem.systems.membrane_systems import membrane_systems
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.membrane.systems import membrane_systems
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from mpi_scenarios import gather
 
 pytestmark = pytest.mark.mpi(min_size=2)

@@ -16,8 +16,8 @@ from mpi_scenarios import gather, gather_pair_data, owners
 from multicontact_scenarios import compressed_packing
 
 from ecs_dem.comm import SerialComm, default_comm
-from ecs_dem.systems.hertz_saturated import SaturatedHertzLaw
-from ecs_dem.systems.multicontact import GAMMA_MCDEM
+from ecs_dem.systems.contact.hertz_saturated import SaturatedHertzLaw
+from ecs_dem.systems.multicontact.systems import GAMMA_MCDEM
 
 pytestmark = pytest.mark.mpi(min_size=2)
 

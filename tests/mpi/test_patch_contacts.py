@@ -12,18 +12,18 @@ import pytest
 from ecs_dem import Box, World
 from ecs_dem.comm import SerialComm, default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_vertices
-from ecs_dem.components.mesh_generators import flat_sheet
+from ecs_dem.components.mesh.generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.io.checkpoint import restart, write_checkpoint
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.gravity import Gravity
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.membrane_systems import membrane_systems
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.patch_contacts import PatchContacts
-from ecs_dem.systems.patch_search import PatchSearch
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.membrane.systems import membrane_systems
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.membrane.patch_contacts import PatchContacts
+from ecs_dem.systems.membrane.patch_search import PatchSearch
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from mpi_scenarios import gather
 
 pytestmark = pytest.mark.mpi(min_size=2)

@@ -21,11 +21,11 @@ from ecs_dem.comm import SerialComm, default_comm
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
-from ecs_dem.systems.contact_forces import ContactForces
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.neighbor_search import NeighborSearch
-from ecs_dem.systems.velocity_verlet import velocity_verlet
-from ecs_dem.systems.wall_contacts import WallContacts
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 
 pytestmark = pytest.mark.mpi(min_size=2)
 

@@ -43,15 +43,15 @@ def test_the_sheet_under_and_behind_the_walls_is_clamped_so_no_wall_touches_it()
 
 
 def write_sheet(path, mesh):
-    from ecs_dem.components.mesh_io import write_mesh
+    from ecs_dem.components.mesh.io import write_mesh
 
     write_mesh(path, mesh)
     return str(path)
 
 
 def test_a_sheet_from_a_mesh_file_is_scaled_placed_as_given_and_clamped_at_its_boundary(tmp_path):
-    from ecs_dem.components.mesh_generators import flat_sheet
-    from ecs_dem.components.mesh_validation import boundary_edges
+    from ecs_dem.components.mesh.generators import flat_sheet
+    from ecs_dem.components.mesh.validation import boundary_edges
 
     drop = load_driver("membrane_drop")
     mm = flat_sheet(4.0, width=90.0, height=70.0, center=(100.0, -20.0, 5.0))  # in mm
@@ -79,8 +79,8 @@ def test_a_sheet_from_a_mesh_file_is_scaled_placed_as_given_and_clamped_at_its_b
     ("missing", "does not exist"),
 ])
 def test_a_mesh_that_cannot_be_a_clamped_sheet_is_refused_by_name(tmp_path, mesh, message):
-    from ecs_dem.components.mesh import Mesh
-    from ecs_dem.components.mesh_generators import flat_sheet, icosphere
+    from ecs_dem.components.mesh.surface import Mesh
+    from ecs_dem.components.mesh.generators import flat_sheet, icosphere
 
     drop = load_driver("membrane_drop")
     sheet = flat_sheet(4e-3, width=0.05, height=0.05)

@@ -32,7 +32,7 @@ R, H = 0.015, 0.06  # the small case
 TINY = ["prep_grow_time=0.01", "prep_relax_time=0.005", "confine_ramp=0.008", "max_strain=0.005",
         "sample_every=100", "snapshot_every=100000"]
 # MSS_particle with fewer vertices, for speed (the paper's bending damper, limited where the
-# grains' time step cannot resolve it: systems/membrane_bending.py)
+# grains' time step cannot resolve it: systems/membrane/bending.py)
 COARSE_PARTICLES = ["particle_edge=2e-3", "vertex_radius=1e-3"]
 
 

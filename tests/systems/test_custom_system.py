@@ -8,7 +8,7 @@ import numpy as np
 
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
-from ecs_dem.systems.velocity_verlet import velocity_verlet
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from helpers import add_particles, make_world
 
 

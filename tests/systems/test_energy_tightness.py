@@ -25,8 +25,8 @@ initial overlaps), so E0 is exact whatever the law.
 import numpy as np
 import pytest
 
-from ecs_dem.systems.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.linear_spring_dashpot import LinearSpringDashpotLaw
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.contact.linear_spring_dashpot import LinearSpringDashpotLaw
 from helpers import add_particles, add_standard_systems, make_world
 
 E, NU, RHO = 1e8, 0.3, 2500.0

@@ -1,0 +1,1 @@
+"""Time integration (velocity Verlet) and body forces (gravity)."""

@@ -1,0 +1,141 @@
+"""Grain-patch contacts of patch membranes (MSS_patch) with the particles' contact law.
+
+``PatchContacts(law)`` takes the same law object as ``ContactForces`` (Hertz-
+Mindlin or the linear law) and evaluates it on the candidates of
+``patch_pairs`` (systems.membrane.patch_search) with the geometry, selection (Table 1),
+force distribution and history of systems.membrane.patch_kernels.
+
+Material pair: the law's parameters for (the membrane's species, the grain's
+species), mixed by the law's own rules (Hertz-Mindlin: E*, G* from the
+compliance sums, restitution and friction the arithmetic means; e.g. a grain
+with mu = 0.25 on a membrane species with mu = 1.2 slides at mu = 0.725; give
+the membrane species the friction you want the pair to have, or the grain
+and membrane species equal values). The damping's effective mass is the
+grain's with the patch's share of the membrane mass (module docstring of
+systems.membrane.patch_kernels).
+
+Each grain's owner evaluates all its patch contacts; forces on ghost
+vertices come home through the reverse reduction, so results do not depend
+on the number of ranks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_dem.components.membranes import element_span
+from ecs_dem.errors import InputError
+from ecs_dem.system import Stage, System
+from ecs_dem.table import Field, Halo, Table
+
+from ecs_dem.systems.membrane import patch_kernels as patch_contact_kernels
+from ecs_dem.systems.contact.chunks import PairScratch
+from ecs_dem.systems.contact.pair_forces import check_time_step, history_columns
+from ecs_dem.systems.contact.law import law_kernels
+from ecs_dem.systems.contact.table import ScratchArrays
+from ecs_dem.systems.membrane.patch_search import patch_pair_table
+from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
+
+PATCH_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "fixed", "species")
+#: per-candidate state: selected at the last step (the hand-over of springs needs it)
+WAS_SELECTED = Field("was_selected", np.uint8, (), Halo.LOCAL, 0, "", "selected at the last step")
+
+
+class PatchContacts(System):
+    """Contacts of grains with the triangles of patch membranes (module docstring).
+
+    ``max_stretch``: the largest a triangle may get relative to its initial size; with the
+    largest grain radius it sets the ghost width (a grain's owner must see every triangle
+    it may touch).
+    """
+
+    stage = Stage.FORCES
+    reads = {"patch_pairs": ("i", "t"), "membranes": ("species",)}
+    reads_ghosts = {"particles": PATCH_READS,
+                    "membrane_triangles": ("vertices", "membrane")}
+    accumulates = {"particles": ("force", "torque")}
+
+    def __init__(self, law, check_time_step: bool = True, max_stretch: float = 1.5):
+        self.law = law
+        self.check_time_step = bool(check_time_step)
+        self.max_stretch = float(max_stretch)
+        self.writes = {"patch_pairs": (*(f.name for f in law.history), "was_selected")}
+        self.touching = 0
+        self.selected = np.zeros(3, dtype=np.int64)  # face, edge, vertex contacts of the step
+        self._scratch = ScratchArrays()
+        self._args_key = None
+        self._args = ()
+
+    @property
+    def name(self) -> str:
+        return f"PatchContacts({self.law.name})"
+
+    def interaction_range(self, world) -> float:
+        p = world.particles
+        grains = p.membrane < 0
+        r = float(p.radius[grains].max()) if np.any(grains) else 0.0
+        return r + self.max_stretch * element_span(world, "membrane_triangles")
+
+    def setup(self, world) -> None:
+        if "membrane_triangles" not in world.tables:
+            raise InputError("PatchContacts: the world has no membrane (components.membranes)")
+        pairs = patch_pair_table(world)
+        for f in self.law.history:
+            pairs.add_field(f)
+        pairs.add_field(WAS_SELECTED)
+        check_time_step(world, self.law, self.check_time_step)
+        self._bound = self.law.bind(world.tables.get("species"))
+        self._kernels = law_kernels(patch_contact_kernels, self._bound.function)
+        self._chunk = PairScratch(self._kernels.COLUMNS)
+
+    def run(self, world) -> None:
+        args = self._kernel_args(world)
+        self.touching = self._kernels.patch_contacts(
+            *args[:19], not world.setup_phase, world.dt, *args[19:], self.selected)
+
+    def _kernel_args(self, world) -> tuple:
+        """The kernel's arguments but the step's (``update``, ``dt``) and the counts, cached
+        until some table changes structurally (``Table.structure_version``): building them
+        cost 12 us a step in case 1 of the triaxial test, a third of the kernel's time. They
+        include which candidates share a vertex (systems.membrane.vertex_sharing), which
+        changes only with the candidate list."""
+        pairs = world.patch_pairs
+        p = world.particles
+        tri = world.membrane_triangles
+        key = Table.structure_version
+        if key == self._args_key:
+            return self._args
+        g = p.with_ghosts
+        n = pairs.n_owned
+        bound, s = self._bound, self._chunk
+        names = bound.function.history
+        geometry = self._scratch.get("geometry", n, np.float64,
+                                     patch_contact_kernels.GEOMETRY_WIDTH)[:n]
+        rank = self._scratch.get("rank", n, np.int8)[:n]
+        touch = self._scratch.get("touch", n, np.uint8)[:n]
+        selected = self._scratch.get("selected", n, np.uint8)[:n]
+        sel = self._scratch.get("sel", n + s.sel.size, np.int64)
+        adj_start, adjacent = vertex_sharing(pairs.i, pairs.t, tri.with_ghosts("vertices"))
+        self._args = (
+            pairs.i, pairs.t, adj_start, adjacent, tri.with_ghosts("rows"),
+            tri.with_ghosts("gid"), tri.with_ghosts("membrane"), world.membranes.species,
+            g("position"), g("velocity"), g("angular_velocity"), g("radius"), g("mass"),
+            g("fixed"), g("species"), bound.parameters, bound.constants,
+            history_columns(pairs, names, n), s.flags(pairs, names),
+            g("force"), g("torque"), s.buf, sel, geometry, rank, touch, selected,
+            pairs.was_selected)
+        self._args_key = key
+        return self._args
+
+    def contact_states(self, world) -> dict[str, np.ndarray]:
+        """The candidates of the last evaluation: grain and triangle gids, kind ("face", "edge",
+        "vertex"), overlap (m), touching and selected flags (for tests and diagnostics)."""
+        pairs = world.patch_pairs
+        n = pairs.n_owned
+        rank = self._scratch.get("rank", n, np.int8)[:n]
+        kinds = np.array(["vertex", "edge", "face"])
+        return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
+                "kind": kinds[rank], "overlap":
+                self._scratch.get("geometry", n, np.float64,
+                                  patch_contact_kernels.GEOMETRY_WIDTH)[:n, 3].copy(),
+                "touching": self._scratch.get("touch", n, np.uint8)[:n].astype(bool),
+                "selected": self._scratch.get("selected", n, np.uint8)[:n].astype(bool)}

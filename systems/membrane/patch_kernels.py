@@ -1,0 +1,291 @@
+"""Grain-patch contacts for any contact law: a template module (ecs_dem.generated_kernels).
+
+Compiled once per law function by ``systems.contact.law.law_kernels`` (which
+supplies ``evaluate_law`` and the column constants), like the pair and wall
+loops of ``systems.contact.kernels``: the same scalar law serves all three.
+Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
+../shared/PHYSICS-NOTES.md reads them; systems.membrane.patch_geometry):
+
+* contact point q: the point of the triangle closest to the grain's centre,
+  with barycentric weights w_k; d = x_grain - q, delta = r - |d|, normal d^
+  (two-sided: a grain on either side is pushed away); rj = 0, R* = r (a
+  flat partner); |d| is kept at least ``MIN_DISTANCE`` r along the triangle's
+  outward normal, so a centre on the membrane gets a direction;
+* the grain's lever radius is passed as r - delta/2, so that a law placing
+  the contact at mid-overlap (Hertz-Mindlin: lever ri - delta/2) acts at q
+  itself, where the vertices take the reaction: angular momentum is then
+  conserved exactly (the membrane has no thickness; on a rigid wall the
+  lever stays r - delta/2, so a spinning grain rolls very slightly
+  differently, by a relative delta/2r);
+* the partner's velocity at q is the vertices' velocities interpolated with
+  the w_k, and the force on the grain goes to the vertices as -w_k F (forces
+  and torques balance exactly; the torque acts on the grain alone);
+* M* = m_g m_p / (m_g + m_p) with m_p = sum w_k m_k the patch's share of
+  membrane mass (a fixed vertex with w_k > 0 makes it infinite: M* = m_g);
+* material: the law's parameters of (membrane species, grain species);
+* selection among the patches a grain touches (Table 1, PHYSICS-NOTES):
+  among patches that share a vertex, face beats edge beats vertex; among the
+  remaining edge or vertex contacts of such patches, the largest overlap is
+  kept, ties going to the lower triangle gid (one contact per shared edge
+  or vertex; deterministic, so results do not depend on the rank count);
+  patches that share no vertex are kept independently;
+* history: one tangential spring per selected contact, which a grain keeps as
+  it moves over the membrane: at a hand-over (a patch becomes selected while
+  a patch sharing a vertex with it, selected at the last step, is not any
+  more) the new contact takes over the old one's spring, so friction does
+  not dip or jump (PHYSICS-NOTES: never reset at a hand-over). A grain
+  touching a membrane in one place thus has one spring for the pair, the
+  first of the two choices PHYSICS-NOTES allows; a spring is reset when its
+  contact stops being selected (after any hand-over), and a contact selected
+  with nothing to take over starts at zero, as any new contact. Only the
+  selected contacts run the law: late in the triaxial test's confinement
+  three in four touching candidates are not selected (the other choice, one
+  spring per touching patch kept up to date, ran the law for all of them).
+  Storage is per (grain, triangle) candidate (``patch_pairs``).
+
+Candidates are grouped by grain (systems.membrane.patch_search). Three passes: the
+geometry and classification of every candidate, then the selection and the
+hand-over per grain, then the selected candidates in chunks evaluated by the
+law in a vectorised loop; forces are scattered in candidate order.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ecs_dem.generated_kernels import template
+from ecs_dem.jit import row
+
+from ecs_dem.systems.contact.chunks import CHUNK
+from ecs_dem.systems.membrane.patch_geometry import classify, closest_point
+from ecs_dem.systems.membrane.triangle import triangle_normal
+
+#: |d| of a patch contact is at least this fraction of the grain radius
+MIN_DISTANCE = 1e-6
+#: rank of a contact in Table 1 (a higher rank beats a lower one): 2 - the kind of patch_geometry
+RANK_FACE, RANK_EDGE, RANK_VERTEX = 2, 1, 0
+# per-candidate geometry (contact scratch, one row per candidate)
+_GX, _GY, _GZ, _GDELTA, _GW0, _GW1, _GW2 = 0, 1, 2, 3, 4, 5, 6
+GEOMETRY_WIDTH = 7
+# buffer columns of a chunk
+_DX, _DY, _DZ, _DELTA, _RI, _MSTAR = 0, 1, 2, 3, 4, 5
+_V0, _V1, _V2, _WI0, _WI1, _WI2 = 6, 7, 8, 9, 10, 11
+_FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2 = 12, 13, 14, 15, 16, 17, 18, 19, 20
+LAW_COLUMN = 21
+
+
+@template("inline")
+def store_outputs(buf, t, out):
+    C = CHUNK
+    buf[_FX * C + t] = out[0]
+    buf[_FY * C + t] = out[1]
+    buf[_FZ * C + t] = out[2]
+    buf[_TI0 * C + t] = out[3]
+    buf[_TI1 * C + t] = out[4]
+    buf[_TI2 * C + t] = out[5]
+
+
+@template("inline")
+def select_all(touch, rank, delta, pair_t, tri_gid, adj_start, adjacent, selected):
+    """Table 1 among the touching candidates of each grain (module docstring).
+
+    First face beats edge beats vertex among patches sharing a vertex; then, among the
+    contacts left, an edge or vertex contact gives way to one of the same rank on a patch
+    sharing a vertex with a larger overlap (ties: the lower triangle gid) that the first
+    rule left. adjacent[adj_start[c]:adj_start[c + 1]]: the candidates of c's grain on
+    patches sharing a vertex with c's (systems.membrane.vertex_sharing).
+
+    ``selected`` after the first rule: 1 where kept; the second rule marks the contacts it
+    drops 2 (still kept by the first rule, which it asks of the others), then 0.
+    One call for all grains: an inline helper with array arguments called once per grain
+    cost an atomic reference count per array and call (numba cannot prune them across
+    the helper's loops), more than the selection itself.
+    """
+    n = touch.size
+    for c in range(n):
+        kept = touch[c] != 0
+        if kept:
+            for e in range(adj_start[c], adj_start[c + 1]):
+                c2 = row(adjacent[e])
+                if touch[c2] and rank[c2] > rank[c]:
+                    kept = False
+                    break
+        selected[c] = kept
+    for c in range(n):
+        if not selected[c] or rank[c] == RANK_FACE:
+            continue
+        for e in range(adj_start[c], adj_start[c + 1]):
+            c2 = row(adjacent[e])
+            if rank[c2] != rank[c] or not touch[c2] or not selected[c2]:
+                continue
+            if delta[c2] > delta[c] or (
+                    delta[c2] == delta[c] and tri_gid[pair_t[c2]] < tri_gid[pair_t[c]]):
+                selected[c] = 2
+                break
+    for c in range(n):
+        selected[c] = selected[c] == 1
+
+
+@template("inline")
+def hand_over_all(selected, was_selected, adj_start, adjacent, history):
+    """A newly selected contact takes the spring of a contact, on a patch sharing a vertex,
+    that was selected at the last step and is not any more (the first such, in candidate
+    order); then remember the selection (one call for all grains, as ``select_all``)."""
+    for c in range(selected.size):
+        if selected[c] and not was_selected[c]:
+            for e in range(adj_start[c], adj_start[c + 1]):
+                c2 = row(adjacent[e])
+                if was_selected[c2] and not selected[c2]:
+                    copy_history(history, c2, c)  # noqa: F821 (generated)
+                    break
+    for c in range(selected.size):
+        was_selected[c] = selected[c]
+
+
+@template("inline")
+def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane_species,
+                geometry, position, velocity, angular_velocity, radius, mass, fixed, species,
+                params, k, history, update, dt, force, torque, buf):
+    """Gather, evaluate (vectorised) and scatter the selected candidates sel[c0:c0 + count]."""
+    C = CHUNK
+    for t in range(count):
+        c = row(sel[c0 + t])
+        i = row(pair_i[c])
+        tr = row(pair_t[c])
+        w0 = geometry[c, _GW0]
+        w1 = geometry[c, _GW1]
+        w2 = geometry[c, _GW2]
+        a = row(tri_rows[tr, 0])
+        b = row(tri_rows[tr, 1])
+        d = row(tri_rows[tr, 2])
+        buf[_DX * C + t] = geometry[c, _GX]
+        buf[_DY * C + t] = geometry[c, _GY]
+        buf[_DZ * C + t] = geometry[c, _GZ]
+        buf[_DELTA * C + t] = geometry[c, _GDELTA]
+        buf[_RI * C + t] = radius[i]
+        for ax in range(3):
+            buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
+                w0 * velocity[a, ax] + w1 * velocity[b, ax] + w2 * velocity[d, ax])
+            buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
+        mp = w0 * mass[a] + w1 * mass[b] + w2 * mass[d]
+        rigid = (w0 > 0.0 and fixed[a]) or (w1 > 0.0 and fixed[b]) or (w2 > 0.0 and fixed[d])
+        mg = mass[i]
+        buf[_MSTAR * C + t] = mg if rigid else mg * mp / (mg + mp)
+        gather_law_columns(buf, t, params, membrane_species[tri_membrane[tr]], species[i],
+                           history, c)
+    for t in range(C):
+        dx = buf[_DX * C + t]
+        dy = buf[_DY * C + t]
+        dz = buf[_DZ * C + t]
+        delta = buf[_DELTA * C + t]
+        ri = buf[_RI * C + t]
+        # lever radius r - delta/2: a law that puts the contact at mid-overlap (Hertz-Mindlin)
+        # then acts at the membrane point q, where the vertices take the reaction
+        g = (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri - 0.5 * delta, 0.0, ri,
+             buf[_MSTAR * C + t],
+             buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
+             buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
+        store_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
+    for t in range(count):
+        c = row(sel[c0 + t])
+        scatter_history(buf, t, history, c)  # noqa: F821
+        i = row(pair_i[c])
+        tr = row(pair_t[c])
+        fx = buf[_FX * C + t]
+        fy = buf[_FY * C + t]
+        fz = buf[_FZ * C + t]
+        force[i, 0] += fx
+        force[i, 1] += fy
+        force[i, 2] += fz
+        torque[i, 0] += buf[_TI0 * C + t]
+        torque[i, 1] += buf[_TI1 * C + t]
+        torque[i, 2] += buf[_TI2 * C + t]
+        for v in range(3):
+            w = geometry[c, _GW0 + v]
+            vertex = row(tri_rows[tr, v])
+            force[vertex, 0] -= w * fx
+            force[vertex, 1] -= w * fy
+            force[vertex, 2] -= w * fz
+
+
+@template("inline")
+def gather_law_columns(buf, t, params, a, b, history, c):
+    C = CHUNK
+    for q in range(N_PARAMS):  # noqa: F821 (generated)
+        buf[(PAR + q) * C + t] = params[a, b, q]  # noqa: F821
+    gather_history(buf, t, history, c)  # noqa: F821
+
+
+@template("kernel")
+def patch_contacts(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, tri_membrane,
+                   membrane_species, position, velocity, angular_velocity, radius, mass, fixed,
+                   species, params, consts, history, flags, update, dt, force, torque, buf, sel,
+                   geometry, rank, touch, selected, was_selected, counts):
+    """The law's forces of every selected grain-patch contact (module docstring).
+
+    Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain; adj_start and
+    adjacent say which share a vertex (systems.membrane.vertex_sharing).
+    ``geometry`` (n, GEOMETRY_WIDTH), ``rank``, ``touch``, ``selected`` (n) are per-candidate
+    scratch (outputs too: the tests read them); ``was_selected`` (n, per-candidate state) the
+    selection of the last step; ``flags`` one byte per candidate, 1 where the history may be
+    non-zero. counts[0..2] receive the selected face, edge and vertex
+    contacts. Returns the number of touching candidates.
+    """
+    C = CHUNK
+    k = load_constants(consts)  # noqa: F821
+    n = pair_i.size
+    for c in range(n):
+        i = row(pair_i[c])
+        tr = row(pair_t[c])
+        a = row(tri_rows[tr, 0])
+        b = row(tri_rows[tr, 1])
+        d = row(tri_rows[tr, 2])
+        qx, qy, qz, wa, wb, wc = closest_point(
+            position[i, 0], position[i, 1], position[i, 2],
+            position[a, 0], position[a, 1], position[a, 2],
+            position[b, 0], position[b, 1], position[b, 2],
+            position[d, 0], position[d, 1], position[d, 2])
+        dx = position[i, 0] - qx
+        dy = position[i, 1] - qy
+        dz = position[i, 2] - qz
+        r = radius[i]
+        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if dist < MIN_DISTANCE * r:  # centre on the membrane: along the outward normal
+            nx, ny, nz = triangle_normal(position, a, b, d)
+            s = MIN_DISTANCE * r / math.sqrt(nx * nx + ny * ny + nz * nz)
+            dx = nx * s
+            dy = ny * s
+            dz = nz * s
+        geometry[c, _GX] = dx
+        geometry[c, _GY] = dy
+        geometry[c, _GZ] = dz
+        geometry[c, _GDELTA] = r - dist
+        geometry[c, _GW0] = wa
+        geometry[c, _GW1] = wb
+        geometry[c, _GW2] = wc
+        kd, _ = classify(wa, wb, wc)
+        rank[c] = 2 - kd
+        touch[c] = np.uint8(dist < r)
+    select_all(touch, rank, geometry[:, _GDELTA], pair_t, tri_gid, adj_start, adjacent,
+               selected)
+    if update:
+        hand_over_all(selected, was_selected, adj_start, adjacent, history)
+    for q in range(3):
+        counts[q] = 0
+    m = 0
+    touching = 0
+    for c in range(n):
+        touching += touch[c]
+        if selected[c]:
+            sel[m] = c
+            m += 1
+            counts[2 - rank[c]] += 1
+        elif flags[c]:  # after the hand-over, which may have taken this spring
+            reset_history(history, c)  # noqa: F821
+        flags[c] = selected[c]
+    for c0 in range(0, m, C):
+        patch_chunk(c0, min(C, m - c0), sel, pair_i, pair_t, tri_rows, tri_membrane,
+                    membrane_species, geometry, position, velocity, angular_velocity, radius,
+                    mass, fixed, species, params, k, history, update, dt, force, torque, buf)
+    return touching

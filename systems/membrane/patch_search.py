@@ -1,0 +1,204 @@
+"""Broad phase of grain-patch contacts: candidate (grain, triangle) pairs, the ``patch_pairs`` table.
+
+Goetz & Poeschel Sect. 2.5: grains touch a patch membrane through its
+triangles. At every rebuild each owned grain is binned in a cell grid (cells
+2 r_max + skin wide) and each triangle of a patch membrane (owned and ghost
+rows) into every cell its bounding box, grown by r_max + skin, touches; a
+grain and a triangle in the same cell are a candidate when the grain's
+centre lies within r + skin of the triangle. A triangle much larger than the
+grains covers many cells, as many as hold grains that could touch it, and a
+much smaller one one or a few: the cost does not grow with the size ratio.
+
+Rule for MPI: the owner of the grain lists (and evaluates) all its patch
+contacts, so the Table 1 selection sees every patch a grain touches. Its
+triangles are there as owned or ghost rows: the patch contact system's
+interaction range (largest grain radius plus the largest triangle, stretched)
+makes the ghost layer wide enough.
+
+``patch_pairs`` rows: ``gid_i`` the grain's gid (the anchor), ``triangle``
+the triangle's gid, ``i`` the grain's row, ``t`` the triangle's row in
+``membrane_triangles``; ``gid`` = (a + b)(a + b + 1)/2 + b of the two gids, unique.
+Rows are grouped by grain. Every other field (the law's tangential history,
+one spring per touching patch) is carried over by (grain, triangle) at each
+rebuild (systems.contact.table), so it survives rebuilds, migration and
+restart. The list is rebuilt under the particles' half-skin rule, which
+counts the motion of the membrane vertices too.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ecs_dem.jit import kernel
+from ecs_dem.system import Stage, System
+from ecs_dem.table import Field, Halo, Table
+
+from ecs_dem.systems.neighbors import kernels as nk
+from ecs_dem.systems.contact.table import ScratchArrays, rebuild_contact_table
+from ecs_dem.systems.membrane.patch_geometry import closest_point
+
+PATCH_PAIR_FIELDS = (
+    Field("gid_i", np.int64, (), Halo.FORWARD, -1, "", "gid of the grain (the anchor)"),
+    Field("triangle", np.int64, (), Halo.FORWARD, -1, "", "gid of the triangle"),
+    Field("i", np.int32, (), Halo.LOCAL, -1, "", "local row of the grain"),
+    Field("t", np.int32, (), Halo.LOCAL, -1, "", "local row of the triangle (owned or ghost)"),
+)
+IDENTITY = ("gid", "gid_i", "triangle", "i", "t")
+PATCH_MODEL = 0  # components.membranes.CONTACT_MODELS["patch"]
+
+
+def patch_pair_table(world) -> Table:
+    """The world's ``patch_pairs`` table, created on first use."""
+    if "patch_pairs" not in world.tables:
+        world.add_table(Table("patch_pairs", PATCH_PAIR_FIELDS, capacity=256,
+                              anchor=("particles", "gid_i"), references={"i": "gid_i"}))
+    return world.tables["patch_pairs"]
+
+
+def patch_pair_id(grain_gid, triangle_gid):
+    """(a + b)(a + b + 1)/2 + b: a unique id of a (grain, triangle) gid pair."""
+    a = np.asarray(grain_gid, dtype=np.int64)
+    b = np.asarray(triangle_gid, dtype=np.int64)
+    return (a + b) * (a + b + 1) // 2 + b
+
+
+@kernel
+def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell, dims,
+                     out_grain, out_tri):
+    """Candidate (grain, triangle) pairs (module docstring); returns how many there are.
+
+    grains: rows of the grains to search; tri_rows (m, 3) vertex rows; use[t] False skips a
+    triangle. Writes up to out_grain.size pairs (indices into grains and triangles); the
+    caller grows the arrays and calls again when the count is larger.
+    """
+    n = grains.size
+    ncell = dims[0] * dims[1] * dims[2]
+    cell_of = np.empty(n, dtype=np.int64)
+    start = np.zeros(ncell + 1, dtype=np.int64)
+    r_max = 0.0
+    for k in range(n):
+        g = grains[k]
+        r_max = max(r_max, radius[g])
+        c = 0
+        stride = 1
+        for a in range(3):
+            q = int(np.floor((position[g, a] - lo[a]) * inv_cell[a]))
+            q = min(max(q, 0), dims[a] - 1)
+            c += q * stride
+            stride *= dims[a]
+        cell_of[k] = c
+        start[c + 1] += 1
+    for c in range(ncell):
+        start[c + 1] += start[c]
+    fill = start[:ncell].copy()
+    members = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        members[fill[cell_of[k]]] = k
+        fill[cell_of[k]] += 1
+    cap = out_grain.size
+    count = 0
+    reach = r_max + skin
+    first = np.empty(3, dtype=np.int64)
+    last = np.empty(3, dtype=np.int64)
+    for t in range(tri_rows.shape[0]):
+        if not use[t]:
+            continue
+        a = tri_rows[t, 0]
+        b = tri_rows[t, 1]
+        c = tri_rows[t, 2]
+        empty = False
+        for ax in range(3):
+            low = min(position[a, ax], position[b, ax], position[c, ax]) - reach
+            high = max(position[a, ax], position[b, ax], position[c, ax]) + reach
+            first[ax] = max(int(np.floor((low - lo[ax]) * inv_cell[ax])), 0)
+            last[ax] = min(int(np.floor((high - lo[ax]) * inv_cell[ax])), dims[ax] - 1)
+            if first[ax] > last[ax]:
+                empty = True
+        if empty:
+            continue
+        for cz in range(first[2], last[2] + 1):
+            for cy in range(first[1], last[1] + 1):
+                for cx in range(first[0], last[0] + 1):
+                    cell = (cz * dims[1] + cy) * dims[0] + cx
+                    for s in range(start[cell], start[cell + 1]):
+                        k = members[s]
+                        g = grains[k]
+                        qx, qy, qz, wa, wb, wc = closest_point(
+                            position[g, 0], position[g, 1], position[g, 2],
+                            position[a, 0], position[a, 1], position[a, 2],
+                            position[b, 0], position[b, 1], position[b, 2],
+                            position[c, 0], position[c, 1], position[c, 2])
+                        dx = position[g, 0] - qx
+                        dy = position[g, 1] - qy
+                        dz = position[g, 2] - qz
+                        cut = radius[g] + skin
+                        if dx * dx + dy * dy + dz * dz < cut * cut:
+                            if count < cap:
+                                out_grain[count] = k
+                                out_tri[count] = t
+                            count += 1
+    return count
+
+
+class PatchSearch(System):
+    """Build ``patch_pairs``: candidate grain-triangle contacts of owned grains (module docstring).
+
+    Grains are the particles that belong to no membrane; triangles those of
+    membranes with the patch contact model.
+    """
+
+    stage = Stage.NEIGHBORS
+    reads_ghosts = {"particles": ("position", "radius", "gid", "membrane"),
+                    "membrane_triangles": ("vertices", "membrane")}
+    reads = {"membranes": ("contact_model",)}
+    builds = ("patch_pairs",)
+
+    def __init__(self):
+        self._scratch = ScratchArrays()
+        self.builds_done = 0
+
+    def setup(self, world) -> None:
+        patch_pair_table(world)
+
+    def run(self, world) -> None:
+        p = world.particles
+        tri = world.membrane_triangles
+        pairs = patch_pair_table(world)
+        grains = np.flatnonzero(p.membrane < 0).astype(np.int64)
+        rows = tri.with_ghosts("rows")
+        model = world.membranes.contact_model[tri.with_ghosts("membrane")]
+        use = (model == PATCH_MODEL) & np.all(rows >= 0, axis=1)
+        position = p.with_ghosts("position")
+        radius = p.with_ghosts("radius")
+        count = 0
+        cap = max(pairs.n_owned + pairs.n_owned // 4, 4 * grains.size + 64)
+        kg = self._scratch.get("grain", cap, np.int64)
+        kt = self._scratch.get("tri", cap, np.int64)
+        if grains.size and np.any(use):
+            cell = 2.0 * float(radius[grains].max()) + world.skin
+            x = position[grains]
+            lo, hi = x.min(axis=0), x.max(axis=0)
+            span = hi - lo
+            dims = np.maximum(np.floor(span / cell).astype(np.int64), 1)
+            while np.prod(dims) > 8 * grains.size + 64:
+                dims = np.maximum(dims // 2, 1)
+            inv_cell = np.where(span > 0, dims / np.maximum(span, 1e-300), 0.0)
+            while True:
+                count = patch_candidates(grains, position, radius, rows, use, world.skin, lo,
+                                         inv_cell, dims, kg, kt)
+                if count <= kg.size:
+                    break
+                kg = self._scratch.get("grain", int(1.2 * count) + 64, np.int64)
+                kt = self._scratch.get("tri", int(1.2 * count) + 64, np.int64)
+        g_rows = grains[kg[:count]]
+        t_rows = kt[:count]
+        tri_gid = tri.with_ghosts("gid")[t_rows]
+        order = np.lexsort((tri_gid, g_rows))  # grouped by grain, then by triangle gid
+        g_rows, t_rows, tri_gid = g_rows[order], t_rows[order], tri_gid[order]
+        grain_gid = p.gid[g_rows]
+        values = dict(i=g_rows.astype(np.int32), t=t_rows.astype(np.int32), gid_i=grain_gid,
+                      triangle=tri_gid, gid=patch_pair_id(grain_gid, tri_gid))
+        rebuild_contact_table(pairs, IDENTITY, "gid_i", "triangle", values, self._scratch)
+        self.builds_done += 1
+
+
+__all__ = ["PatchSearch", "patch_pair_table", "patch_pair_id", "patch_candidates"]
