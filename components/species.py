@@ -3,10 +3,15 @@
 One row per species; the row index is the species id stored in
 ``particles.species`` and ``walls.species``. The table is small and
 replicated on every rank (not spatial, never ghosted).
+
+Its values may change between steps (``world.species.friction[0] = 0.3``, or
+a species added): :func:`species_version` tells, and the contact systems
+bind their laws again (``systems.contact.law.LawBinding``).
 """
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -66,3 +71,29 @@ def add_species(world, *, youngs_modulus: float, poisson_ratio: float, density: 
                         density=density, restitution=restitution, friction=friction,
                         rolling_friction=rolling_friction)
     return rows.start
+
+
+#: species table -> [step of the last look, the values then, their version]
+_SEEN: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def species_version(world) -> int:
+    """A number that changes whenever a value of the species table changes or a species is
+    added (0 without species). The values are compared with those of the last look at most
+    once per step (``world.step``): every contact system asks each step, one comparison of
+    a few numbers serves them all."""
+    table = world.tables.get("species")
+    if table is None:
+        return 0
+    seen = _SEEN.get(table)
+    if seen is not None and seen[0] == world.step:
+        return seen[2]
+    values = np.concatenate([table.column(f.name)[:table.n_owned] for f in SPECIES_FIELDS])
+    if seen is None:
+        _SEEN[table] = [world.step, values, 1]
+        return 1
+    if values.shape != seen[1].shape or not np.array_equal(values, seen[1]):
+        seen[1] = values
+        seen[2] += 1
+    seen[0] = world.step
+    return seen[2]

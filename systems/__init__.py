@@ -22,7 +22,6 @@ from ecs_dem.module_aliases import alias_modules
 MOVED = {
     "contact_law": "contact.law",
     "contact_chunks": "contact.chunks",
-    "contact_kernels": "contact.kernels",
     "contact_forces": "contact.pair_forces",
     "contact_geometry": "contact.kinematics",
     "contact_table": "contact.table",
@@ -46,7 +45,6 @@ MOVED = {
     "patch_search": "membrane.patch_search",
     "patch_vertex_sharing": "membrane.vertex_sharing",
     "triangle_geometry": "membrane.triangle",
-    "multicontact_kernels": "multicontact.kernels",
     "velocity_verlet": "integration.velocity_verlet",
     "gravity": "integration.gravity",
 }

@@ -1,10 +1,11 @@
-"""Blocked and chunked evaluation of pair contacts: the layout that lets LLVM vectorise a law.
+"""Blocked and chunked evaluation of contacts: the layout that lets LLVM vectorise a law.
 
-A pair kernel walks the Verlet list in blocks of ``BLOCK`` pairs and, for
-each block (DESIGN.md, Performance habits):
+The contact pipeline (``systems.contact.pipeline``) walks its candidates (the
+pairs of a Verlet list, a rigid object's near list, membrane patches) in
+blocks of ``BLOCK`` and, for each block:
 
-1. overlap test, then selection: ``pair_touches`` decides (branch-free)
-   whether each pair of the block overlaps, into a scratch column (a loop
+1. overlap test, then selection: the geometry's test decides (branch-free)
+   whether each candidate of the block overlaps, into a scratch column (a loop
    without a dependence between pairs, so the loads of many pairs are in
    flight at once); then each pair is appended to ``sel`` (branch-free: the
    index is always written, the count grows by the test's 0 or 1), and one
@@ -12,9 +13,8 @@ each block (DESIGN.md, Performance habits):
    finds the few pairs whose contact began or ended (a rarely taken branch:
    about 0.5 % of the pairs per step in LAMMPS's chute) and the kernel resets
    the history of those that separated, so the history of the many separated
-   pairs is never read. (With row indices read as unsigned, ``ecs_dem.jit.row``,
-   the two loops beat the fused one by 3-7 % of the chute's pair kernel on the
-   AVX2 machine; before, on AVX-512, the fused loop was a quarter faster.)
+   pairs is never read. (Two loops rather than one fused: with row indices read
+   as unsigned, ``ecs_dem.jit.row``, they are 3-7 % faster on the chute's pairs.)
 2. every full chunk of ``CHUNK`` selected pairs goes through gather (scalar:
    separation, velocities, radii, masses, history copied into one contiguous
    scratch column per quantity), compute (the contact law, vectorised: the
@@ -29,8 +29,8 @@ Forces are accumulated in pair order and each contact's arithmetic is the
 scalar law function, unchanged, so the results are identical bit for bit to a
 plain loop over the list.
 
-The kernels that use this layout are generated per contact law
-(``systems.contact.kernels``, ``ecs_dem.generated_kernels``); a change here
+The kernels that use this layout are generated per geometry, model and law
+(``systems.contact.pipeline``, ``ecs_dem.generated_kernels``); a change here
 changes the hash in their source, so numba recompiles them instead of
 loading stale machine code.
 """
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ecs_dem.jit import inline, kernel, row
+from ecs_dem.jit import kernel
 
 #: selected pairs per compute chunk: 64 x up to ~40 float64 columns stays inside L1
 CHUNK = 64
@@ -116,15 +116,3 @@ class PairScratch:
         if per_row is None:
             return self._flags[:size]
         return self._flags[:size].reshape(n, per_row)
-
-
-@inline
-def pair_touches(pair_i, pair_j, position, radius, k):
-    """1 if pair k overlaps, |x_i - x_j| < r_i + r_j (step 1 of the module docstring), else 0."""
-    i = row(pair_i[k])
-    j = row(pair_j[k])
-    dx = position[i, 0] - position[j, 0]
-    dy = position[i, 1] - position[j, 1]
-    dz = position[i, 2] - position[j, 2]
-    rsum = radius[i] + radius[j]
-    return np.uint8(rsum * rsum > dx * dx + dy * dy + dz * dz)

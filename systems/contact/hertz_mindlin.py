@@ -43,7 +43,7 @@ from ecs_dem.errors import InputError
 from ecs_dem.jit import inline
 from ecs_dem.table import Field, Halo
 
-from ecs_dem.systems.contact.kinematics import rotated_into_plane
+from ecs_dem.systems.contact.kinematics import contact_point_velocity, rotated_into_plane
 from ecs_dem.systems.contact.law import BoundLaw, LawFunction
 from ecs_dem.systems.contact.time_step import rayleigh_time
 
@@ -72,20 +72,9 @@ def hertz_mindlin_core(g, estar, gstar, beta_n, mu, mu_roll, clamp, ts0, ts1, ts
     constant at each call site: without it the rolling branch compiles away.
     Returns (F_i (3), T_i (3), T_j (3), F_n, ts (3), rs (3)).
     """
-    dx, dy, dz, rsq, delta, ri, rj, rstar, mstar, v0, v1, v2, wi0, wi1, wi2, wj0, wj1, wj2 = g
-    r = math.sqrt(rsq)
-    nx = dx / r
-    ny = dy / r
-    nz = dz / r
-    ai = ri - 0.5 * delta
-    aj = rj - 0.5 * delta
-    # relative velocity of the contact points: v_i - v_j - (a_i w_i + a_j w_j) x n
-    cx = ai * wi0 + aj * wj0
-    cy = ai * wi1 + aj * wj1
-    cz = ai * wi2 + aj * wj2
-    vx = v0 - (cy * nz - cz * ny)
-    vy = v1 - (cz * nx - cx * nz)
-    vz = v2 - (cx * ny - cy * nx)
+    delta, rstar, mstar = g[4], g[7], g[8]
+    wi0, wi1, wi2, wj0, wj1, wj2 = g[12], g[13], g[14], g[15], g[16], g[17]
+    nx, ny, nz, vx, vy, vz, ai, aj = contact_point_velocity(g)
 
     sqrt_rd = math.sqrt(rstar * delta)
     kn = (4.0 / 3.0) * estar * sqrt_rd
@@ -174,7 +163,7 @@ def hertz_mindlin_core(g, estar, gstar, beta_n, mu, mu_roll, clamp, ts0, ts1, ts
 
 
 @inline
-def hertz_mindlin(g, p, k, h, update, dt):
+def hertz_mindlin(g, p, k, h, x, update, dt):
     """Hertz-Mindlin without rolling resistance: p = (E*, G*, beta_n, mu), k = (clamp,),
     h = tangential spring (``hertz_mindlin_core``)."""
     out = hertz_mindlin_core(g, p[0], p[1], p[2], p[3], 0.0, k[0], h[0], h[1], h[2],
@@ -183,7 +172,7 @@ def hertz_mindlin(g, p, k, h, update, dt):
 
 
 @inline
-def hertz_mindlin_rolling(g, p, k, h, update, dt):
+def hertz_mindlin_rolling(g, p, k, h, x, update, dt):
     """Hertz-Mindlin with the rolling spring: p = (E*, G*, beta_n, mu, mu_roll), k = (clamp,),
     h = tangential and rolling springs (``hertz_mindlin_core``)."""
     return hertz_mindlin_core(g, p[0], p[1], p[2], p[3], p[4], k[0], h[0], h[1], h[2],

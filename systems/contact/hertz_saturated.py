@@ -31,35 +31,23 @@ import numpy as np
 from ecs_dem.errors import InputError
 from ecs_dem.jit import inline
 
+from ecs_dem.systems.contact.kinematics import contact_point_velocity
 from ecs_dem.systems.contact.law import BoundLaw, LawFunction
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw, hertz_mindlin_core, material_pair_table
 
 
 @inline
-def hertz_saturated(g, p, k, h, update, dt):
+def hertz_saturated(g, p, k, h, x, update, dt):
     """One touching contact: Hertz normal force, friction mu |F_n| against the slip.
 
     Interface of ``systems.contact.law``: p = (E*, G*, beta_n, mu), k = (clamp,),
-    h = () (no history). Returns (F_i (3), T_i (3), T_j (3), F_n) [N, N m, N m, N].
+    h = () (no history), x = () (no inputs). Returns (F_i (3), T_i (3), T_j (3), F_n) [N, N m, N m, N].
     """
     # normal force: Hertz-Mindlin's own arithmetic (mu = 0: its tangential part is unused)
     core = hertz_mindlin_core(g, p[0], p[1], p[2], 0.0, 0.0, k[0], 0.0, 0.0, 0.0,
                               0.0, 0.0, 0.0, False, dt, False)
     fn = core[9]
-    dx, dy, dz, rsq, delta, ri, rj, rstar, mstar, v0, v1, v2, wi0, wi1, wi2, wj0, wj1, wj2 = g
-    r = math.sqrt(rsq)
-    nx = dx / r
-    ny = dy / r
-    nz = dz / r
-    ai = ri - 0.5 * delta
-    aj = rj - 0.5 * delta
-    # slip velocity of the contact points: v_i - v_j - (a_i w_i + a_j w_j) x n, tangential part
-    cx = ai * wi0 + aj * wj0
-    cy = ai * wi1 + aj * wj1
-    cz = ai * wi2 + aj * wj2
-    vx = v0 - (cy * nz - cz * ny)
-    vy = v1 - (cz * nx - cx * nz)
-    vz = v2 - (cx * ny - cy * nx)
+    nx, ny, nz, vx, vy, vz, ai, aj = contact_point_velocity(g)
     vn = vx * nx + vy * ny + vz * nz
     vtx = vx - vn * nx
     vty = vy - vn * ny

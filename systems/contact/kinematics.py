@@ -1,43 +1,48 @@
-"""Geometry shared by the contact laws: tangent-plane rotation and the initial overlap check."""
+"""Kinematics the contact laws share: the contact point's relative velocity and the tangent plane.
+
+Every law receives the geometry tuple of ``systems.contact.law``; the laws
+that put the contact point at mid-overlap (Hertz-Mindlin, saturated
+friction) take its relative velocity from :func:`contact_point_velocity`, and
+every law with a tangential spring turns it with the contact frame by
+:func:`rotated_into_plane`.
+"""
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from ecs_dem.errors import InputError
-from ecs_dem.jit import inline, kernel
+from ecs_dem.jit import inline
 
 
 @inline
-def rotate_into_plane(spring, nx, ny, nz):
-    """Project a history vector onto the plane normal to n, keeping its length.
-
-    The contact frame turns as the particles roll past each other; the
-    tangential spring must follow it without changing its stored energy
-    (PHYSICS-NOTES, Hertz-Mindlin).
-    """
-    sn = spring[0] * nx + spring[1] * ny + spring[2] * nz
-    if sn == 0.0:
-        return
-    old2 = spring[0] * spring[0] + spring[1] * spring[1] + spring[2] * spring[2]
-    spring[0] -= sn * nx
-    spring[1] -= sn * ny
-    spring[2] -= sn * nz
-    new2 = spring[0] * spring[0] + spring[1] * spring[1] + spring[2] * spring[2]
-    if new2 > 0.0:
-        s = math.sqrt(old2 / new2)
-        spring[0] *= s
-        spring[1] *= s
-        spring[2] *= s
+def contact_point_velocity(g):
+    """(nx, ny, nz, vx, vy, vz, ai, aj) of a contact with geometry tuple g
+    (``systems.contact.law``): the unit normal n = d / |d| (from the partner to i), the
+    velocity of i's contact point relative to the partner's, v_i - v_j - (a_i w_i +
+    a_j w_j) x n (m/s), and the lever arms a_i = r_i - delta/2, a_j = r_j - delta/2 (m):
+    the contact point at mid-overlap, a_i along -n from i's centre and a_j along +n from
+    the partner's."""
+    dx, dy, dz, rsq, delta, ri, rj, rstar, mstar, v0, v1, v2, wi0, wi1, wi2, wj0, wj1, wj2 = g
+    r = math.sqrt(rsq)
+    nx = dx / r
+    ny = dy / r
+    nz = dz / r
+    ai = ri - 0.5 * delta
+    aj = rj - 0.5 * delta
+    cx = ai * wi0 + aj * wj0
+    cy = ai * wi1 + aj * wj1
+    cz = ai * wi2 + aj * wj2
+    return (nx, ny, nz, v0 - (cy * nz - cz * ny), v1 - (cz * nx - cx * nz),
+            v2 - (cx * ny - cy * nx), ai, aj)
 
 
 @inline
 def rotated_into_plane(s0, s1, s2, nx, ny, nz):
-    """``rotate_into_plane`` on a history vector held in three scalars; returns the new vector.
+    """A history vector (three scalars) projected onto the plane normal to n, keeping its
+    length; returns the new vector.
 
-    The same arithmetic, for kernels that keep history in registers (the
-    chunked contact kernels, systems.contact.chunks).
+    The contact frame turns as the particles roll past each other; the
+    tangential spring must follow it without changing its stored energy
+    (Hertz-Mindlin's convention, docs: physics and conventions).
     """
     sn = s0 * nx + s1 * ny + s2 * nz
     if sn != 0.0:
@@ -52,39 +57,3 @@ def rotated_into_plane(s0, s1, s2, nx, ny, nz):
             s1 *= s
             s2 *= s
     return s0, s1, s2
-
-
-@kernel
-def largest_relative_overlap(pair_i, pair_j, position, radius):
-    """Largest overlap / smaller radius over the pairs, and its pair index (-1 if none)."""
-    worst = 0.0
-    at = -1
-    for k in range(pair_i.size):
-        i = pair_i[k]
-        j = pair_j[k]
-        d2 = 0.0
-        for a in range(3):
-            d = position[i, a] - position[j, a]
-            d2 += d * d
-        delta = radius[i] + radius[j] - math.sqrt(d2)
-        if delta > 0.0:
-            rel = delta / min(radius[i], radius[j])
-            if rel > worst:
-                worst = rel
-                at = k
-    return worst, at
-
-
-def check_initial_overlaps(world, tolerance: float) -> None:
-    """Input check: refuse initial particles that overlap more than `tolerance` x the smaller radius."""
-    pairs = world.pairs
-    particles = world.particles
-    pos = particles.with_ghosts("position")
-    rad = particles.with_ghosts("radius")
-    worst, at = largest_relative_overlap(pairs.i, pairs.j, pos, rad)
-    if worst > tolerance:
-        gi, gj = int(pairs.gid_i[at]), int(pairs.gid_j[at])
-        raise InputError(
-            f"initial particles gid {gi} and gid {gj} overlap by {100 * worst:.3g} % of the smaller "
-            f"radius (tolerance {100 * tolerance:.3g} %): separate them (e.g. insert on a looser "
-            "lattice) or raise the contact system's max_initial_overlap")

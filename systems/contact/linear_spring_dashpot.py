@@ -45,7 +45,7 @@ HISTORY = (Field("tangential_spring", np.float64, (3,), Halo.LOCAL, 0.0, "m",
 
 
 @inline
-def hooke_history(g, p, k, h, update, dt):
+def hooke_history(g, p, k, h, x, update, dt):
     """One touching contact in LAMMPS's arithmetic (module docstring; interface of
     systems.contact.law): k = (kn, kt, gamman, gammat, xmu), h = shear s; no per-material
     parameters. Lever arms are the radii: w_sum = r_i w_i + r_j w_j.

@@ -2,8 +2,9 @@
 
 ``PatchContacts(law)`` takes the same law object as ``ContactForces`` (Hertz-
 Mindlin or the linear law) and evaluates it on the candidates of
-``patch_pairs`` (systems.membrane.patch_search) with the geometry, selection (Table 1),
-force distribution and history of systems.membrane.patch_kernels.
+``patch_pairs`` (systems.membrane.patch_search) with the contact pipeline and the
+geometry, selection (Table 1), force distribution and history of
+systems.membrane.patch_kernels.
 
 Material pair: the law's parameters for (the membrane's species, the grain's
 species), mixed by the law's own rules (Hertz-Mindlin: E*, G* from the
@@ -24,14 +25,11 @@ import numpy as np
 
 from ecs_dem.components.membranes import element_span
 from ecs_dem.errors import InputError
-from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo, Table
 
-from ecs_dem.systems.membrane import patch_kernels as patch_contact_kernels
-from ecs_dem.systems.contact.chunks import PairScratch
-from ecs_dem.systems.contact.pair_forces import check_time_step, history_columns
-from ecs_dem.systems.contact.law import law_kernels
+from ecs_dem.systems.contact.contact_system import ContactSystem, history_columns
 from ecs_dem.systems.contact.table import ScratchArrays
+from ecs_dem.systems.membrane import patch_kernels
 from ecs_dem.systems.membrane.patch_search import patch_pair_table
 from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
 
@@ -40,34 +38,33 @@ PATCH_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "fi
 WAS_SELECTED = Field("was_selected", np.uint8, (), Halo.LOCAL, 0, "", "selected at the last step")
 
 
-class PatchContacts(System):
+class PatchContacts(ContactSystem):
     """Contacts of grains with the triangles of patch membranes (module docstring).
 
     ``max_stretch``: the largest a triangle may get relative to its initial size; with the
     largest grain radius it sets the ghost width (a grain's owner must see every triangle
-    it may touch).
+    it may touch). ``touching``: the candidates that touch (selected or not) at the last
+    step; ``selected``: the selected face, edge and vertex contacts.
     """
 
-    stage = Stage.FORCES
+    geometry = patch_kernels
     reads = {"patch_pairs": ("i", "t"), "membranes": ("species",)}
     reads_ghosts = {"particles": PATCH_READS,
                     "membrane_triangles": ("vertices", "membrane")}
     accumulates = {"particles": ("force", "torque")}
 
     def __init__(self, law, check_time_step: bool = True, max_stretch: float = 1.5):
-        self.law = law
-        self.check_time_step = bool(check_time_step)
+        super().__init__(law, None, check_time_step)
         self.max_stretch = float(max_stretch)
         self.writes = {"patch_pairs": (*(f.name for f in law.history), "was_selected")}
-        self.touching = 0
         self.selected = np.zeros(3, dtype=np.int64)  # face, edge, vertex contacts of the step
-        self._scratch = ScratchArrays()
+        self._arrays = ScratchArrays()
         self._args_key = None
         self._args = ()
 
     @property
-    def name(self) -> str:
-        return f"PatchContacts({self.law.name})"
+    def contact_key(self) -> str:
+        return "patch_pairs"
 
     def interaction_range(self, world) -> float:
         p = world.particles
@@ -79,25 +76,26 @@ class PatchContacts(System):
         if "membrane_triangles" not in world.tables:
             raise InputError("PatchContacts: the world has no membrane (components.membranes)")
         pairs = patch_pair_table(world)
-        for f in self.law.history:
-            pairs.add_field(f)
         pairs.add_field(WAS_SELECTED)
-        check_time_step(world, self.law, self.check_time_step)
-        self._bound = self.law.bind(world.tables.get("species"))
-        self._kernels = law_kernels(patch_contact_kernels, self._bound.function)
-        self._chunk = PairScratch(self._kernels.COLUMNS)
+        self.setup_contacts(world, [pairs])
+
+    def law_changed(self, bound) -> None:
+        self._args_key = None
 
     def run(self, world) -> None:
-        args = self._kernel_args(world)
-        self.touching = self._kernels.patch_contacts(
-            *args[:19], not world.setup_phase, world.dt, *args[19:], self.selected)
+        kernels = self.kernels(world)
+        prepare, G, history, flags = self._kernel_args(world)
+        self.touching = int(kernels.prepare(*prepare[:8], history, not world.setup_phase,
+                                            *prepare[8:], self.selected))
+        self.evaluate(world, kernels, G, (), history, flags)
 
     def _kernel_args(self, world) -> tuple:
-        """The kernel's arguments but the step's (``update``, ``dt``) and the counts, cached
-        until some table changes structurally (``Table.structure_version``): building them
-        cost 12 us a step in case 1 of the triaxial test, a third of the kernel's time. They
-        include which candidates share a vertex (systems.membrane.vertex_sharing), which
-        changes only with the candidate list."""
+        """The arguments of ``prepare`` (but ``update`` and the counts) and the pipeline's
+        geometry tuple, history and flags, cached until some table changes structurally
+        (``Table.structure_version``): building them cost 12 us a step in case 1 of the
+        triaxial test, a third of the kernel's time. They include which candidates share a
+        vertex (systems.membrane.vertex_sharing), which changes only with the candidate
+        list."""
         pairs = world.patch_pairs
         p = world.particles
         tri = world.membrane_triangles
@@ -106,23 +104,21 @@ class PatchContacts(System):
             return self._args
         g = p.with_ghosts
         n = pairs.n_owned
-        bound, s = self._bound, self._chunk
-        names = bound.function.history
-        geometry = self._scratch.get("geometry", n, np.float64,
-                                     patch_contact_kernels.GEOMETRY_WIDTH)[:n]
-        rank = self._scratch.get("rank", n, np.int8)[:n]
-        touch = self._scratch.get("touch", n, np.uint8)[:n]
-        selected = self._scratch.get("selected", n, np.uint8)[:n]
-        sel = self._scratch.get("sel", n + s.sel.size, np.int64)
+        names = self.bound.function.history
+        geometry = self._arrays.get("geometry", n, np.float64, patch_kernels.GEOMETRY_WIDTH)[:n]
+        rank = self._arrays.get("rank", n, np.int8)[:n]
+        touch = self._arrays.get("touch", n, np.uint8)[:n]
+        selected = self._arrays.get("selected", n, np.uint8)[:n]
         adj_start, adjacent = vertex_sharing(pairs.i, pairs.t, tri.with_ghosts("vertices"))
-        self._args = (
-            pairs.i, pairs.t, adj_start, adjacent, tri.with_ghosts("rows"),
-            tri.with_ghosts("gid"), tri.with_ghosts("membrane"), world.membranes.species,
-            g("position"), g("velocity"), g("angular_velocity"), g("radius"), g("mass"),
-            g("fixed"), g("species"), bound.parameters, bound.constants,
-            history_columns(pairs, names, n), s.flags(pairs, names),
-            g("force"), g("torque"), s.buf, sel, geometry, rank, touch, selected,
-            pairs.was_selected)
+        tri_rows = tri.with_ghosts("rows")
+        prepare = (pairs.i, pairs.t, adj_start, adjacent, tri_rows, tri.with_ghosts("gid"),
+                   g("position"), g("radius"), geometry, rank, touch, selected,
+                   pairs.was_selected)
+        G = (pairs.i, pairs.t, tri_rows, tri.with_ghosts("membrane"), world.membranes.species,
+             geometry, selected, g("position"), g("velocity"), g("angular_velocity"),
+             g("radius"), g("mass"), g("fixed"), g("species"), g("force"), g("torque"))
+        self._args = (prepare, G, history_columns(pairs, names, n),
+                      self._scratch.flags(pairs, names))
         self._args_key = key
         return self._args
 
@@ -131,11 +127,11 @@ class PatchContacts(System):
         "vertex"), overlap (m), touching and selected flags (for tests and diagnostics)."""
         pairs = world.patch_pairs
         n = pairs.n_owned
-        rank = self._scratch.get("rank", n, np.int8)[:n]
+        rank = self._arrays.get("rank", n, np.int8)[:n]
         kinds = np.array(["vertex", "edge", "face"])
         return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
                 "kind": kinds[rank], "overlap":
-                self._scratch.get("geometry", n, np.float64,
-                                  patch_contact_kernels.GEOMETRY_WIDTH)[:n, 3].copy(),
-                "touching": self._scratch.get("touch", n, np.uint8)[:n].astype(bool),
-                "selected": self._scratch.get("selected", n, np.uint8)[:n].astype(bool)}
+                self._arrays.get("geometry", n, np.float64,
+                                 patch_kernels.GEOMETRY_WIDTH)[:n, 3].copy(),
+                "touching": self._arrays.get("touch", n, np.uint8)[:n].astype(bool),
+                "selected": self._arrays.get("selected", n, np.uint8)[:n].astype(bool)}

@@ -1,8 +1,7 @@
-"""Grain-patch contacts for any contact law: a template module (ecs_dem.generated_kernels).
+"""Grain-patch contacts as a geometry of the contact pipeline (``systems.contact.pipeline``).
 
-Compiled once per law function by ``systems.contact.law.law_kernels`` (which
-supplies ``evaluate_law`` and the column constants), like the pair and wall
-loops of ``systems.contact.kernels``: the same scalar law serves all three.
+Compiled with any law by ``contact_kernels`` like the pairs and the rigid
+objects: the same scalar law serves all of them.
 Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
 ../shared/PHYSICS-NOTES.md reads them; systems.membrane.patch_geometry):
 
@@ -43,10 +42,14 @@ Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
   spring per touching patch kept up to date, ran the law for all of them).
   Storage is per (grain, triangle) candidate (``patch_pairs``).
 
-Candidates are grouped by grain (systems.membrane.patch_search). Three passes: the
-geometry and classification of every candidate, then the selection and the
-hand-over per grain, then the selected candidates in chunks evaluated by the
-law in a vectorised loop; forces are scattered in candidate order.
+Candidates are grouped by grain (systems.membrane.patch_search). ``prepare``
+computes the geometry and classification of every candidate, then the
+selection and the hand-over per grain; the pipeline then evaluates the
+selected candidates (its overlap test is the selection) in chunks, the law in
+a vectorised loop, and scatters the forces in candidate order. ``G`` is::
+
+    (pair_i, pair_t, tri_rows, tri_membrane, membrane_species, geometry, selected,
+     position, velocity, angular_velocity, radius, mass, fixed, species, force, torque)
 """
 from __future__ import annotations
 
@@ -61,6 +64,8 @@ from ecs_dem.systems.contact.chunks import CHUNK
 from ecs_dem.systems.membrane.patch_geometry import classify, closest_point
 from ecs_dem.systems.membrane.triangle import triangle_normal
 
+#: the partner is a membrane triangle, not a particle (its vertices take the force)
+PARTNER_IS_PARTICLE = False
 #: |d| of a patch contact is at least this fraction of the grain radius
 MIN_DISTANCE = 1e-6
 #: rank of a contact in Table 1 (a higher rank beats a lower one): 2 - the kind of patch_geometry
@@ -68,22 +73,9 @@ RANK_FACE, RANK_EDGE, RANK_VERTEX = 2, 1, 0
 # per-candidate geometry (contact scratch, one row per candidate)
 _GX, _GY, _GZ, _GDELTA, _GW0, _GW1, _GW2 = 0, 1, 2, 3, 4, 5, 6
 GEOMETRY_WIDTH = 7
-# buffer columns of a chunk
-_DX, _DY, _DZ, _DELTA, _RI, _MSTAR = 0, 1, 2, 3, 4, 5
-_V0, _V1, _V2, _WI0, _WI1, _WI2 = 6, 7, 8, 9, 10, 11
-_FX, _FY, _FZ, _TI0, _TI1, _TI2, _TJ0, _TJ1, _TJ2 = 12, 13, 14, 15, 16, 17, 18, 19, 20
-LAW_COLUMN = 21
-
-
-@template("inline")
-def store_outputs(buf, t, out):
-    C = CHUNK
-    buf[_FX * C + t] = out[0]
-    buf[_FY * C + t] = out[1]
-    buf[_FZ * C + t] = out[2]
-    buf[_TI0 * C + t] = out[3]
-    buf[_TI1 * C + t] = out[4]
-    buf[_TI2 * C + t] = out[5]
+# scratch columns of a chunk
+_DX, _DY, _DZ, _DELTA, _RI, _MSTAR, _V0, _V1, _V2, _WI0, _WI1, _WI2 = range(12)
+GEOMETRY_COLUMNS = 12
 
 
 @template("inline")
@@ -143,98 +135,18 @@ def hand_over_all(selected, was_selected, adj_start, adjacent, history):
         was_selected[c] = selected[c]
 
 
-@template("inline")
-def patch_chunk(c0, count, sel, pair_i, pair_t, tri_rows, tri_membrane, membrane_species,
-                geometry, position, velocity, angular_velocity, radius, mass, fixed, species,
-                params, k, history, update, dt, force, torque, buf):
-    """Gather, evaluate (vectorised) and scatter the selected candidates sel[c0:c0 + count]."""
-    C = CHUNK
-    for t in range(count):
-        c = row(sel[c0 + t])
-        i = row(pair_i[c])
-        tr = row(pair_t[c])
-        w0 = geometry[c, _GW0]
-        w1 = geometry[c, _GW1]
-        w2 = geometry[c, _GW2]
-        a = row(tri_rows[tr, 0])
-        b = row(tri_rows[tr, 1])
-        d = row(tri_rows[tr, 2])
-        buf[_DX * C + t] = geometry[c, _GX]
-        buf[_DY * C + t] = geometry[c, _GY]
-        buf[_DZ * C + t] = geometry[c, _GZ]
-        buf[_DELTA * C + t] = geometry[c, _GDELTA]
-        buf[_RI * C + t] = radius[i]
-        for ax in range(3):
-            buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
-                w0 * velocity[a, ax] + w1 * velocity[b, ax] + w2 * velocity[d, ax])
-            buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
-        mp = w0 * mass[a] + w1 * mass[b] + w2 * mass[d]
-        rigid = (w0 > 0.0 and fixed[a]) or (w1 > 0.0 and fixed[b]) or (w2 > 0.0 and fixed[d])
-        mg = mass[i]
-        buf[_MSTAR * C + t] = mg if rigid else mg * mp / (mg + mp)
-        gather_law_columns(buf, t, params, membrane_species[tri_membrane[tr]], species[i],
-                           history, c)
-    for t in range(C):
-        dx = buf[_DX * C + t]
-        dy = buf[_DY * C + t]
-        dz = buf[_DZ * C + t]
-        delta = buf[_DELTA * C + t]
-        ri = buf[_RI * C + t]
-        # lever radius r - delta/2: a law that puts the contact at mid-overlap (Hertz-Mindlin)
-        # then acts at the membrane point q, where the vertices take the reaction
-        g = (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri - 0.5 * delta, 0.0, ri,
-             buf[_MSTAR * C + t],
-             buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
-             buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
-        store_outputs(buf, t, evaluate_law(buf, t, k, g, update, dt))  # noqa: F821
-    for t in range(count):
-        c = row(sel[c0 + t])
-        scatter_history(buf, t, history, c)  # noqa: F821
-        i = row(pair_i[c])
-        tr = row(pair_t[c])
-        fx = buf[_FX * C + t]
-        fy = buf[_FY * C + t]
-        fz = buf[_FZ * C + t]
-        force[i, 0] += fx
-        force[i, 1] += fy
-        force[i, 2] += fz
-        torque[i, 0] += buf[_TI0 * C + t]
-        torque[i, 1] += buf[_TI1 * C + t]
-        torque[i, 2] += buf[_TI2 * C + t]
-        for v in range(3):
-            w = geometry[c, _GW0 + v]
-            vertex = row(tri_rows[tr, v])
-            force[vertex, 0] -= w * fx
-            force[vertex, 1] -= w * fy
-            force[vertex, 2] -= w * fz
-
-
-@template("inline")
-def gather_law_columns(buf, t, params, a, b, history, c):
-    C = CHUNK
-    for q in range(N_PARAMS):  # noqa: F821 (generated)
-        buf[(PAR + q) * C + t] = params[a, b, q]  # noqa: F821
-    gather_history(buf, t, history, c)  # noqa: F821
-
-
 @template("kernel")
-def patch_contacts(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, tri_membrane,
-                   membrane_species, position, velocity, angular_velocity, radius, mass, fixed,
-                   species, params, consts, history, flags, update, dt, force, torque, buf, sel,
-                   geometry, rank, touch, selected, was_selected, counts):
-    """The law's forces of every selected grain-patch contact (module docstring).
-
-    Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain; adj_start and
-    adjacent say which share a vertex (systems.membrane.vertex_sharing).
-    ``geometry`` (n, GEOMETRY_WIDTH), ``rank``, ``touch``, ``selected`` (n) are per-candidate
-    scratch (outputs too: the tests read them); ``was_selected`` (n, per-candidate state) the
-    selection of the last step; ``flags`` one byte per candidate, 1 where the history may be
-    non-zero. counts[0..2] receive the selected face, edge and vertex
-    contacts. Returns the number of touching candidates.
-    """
-    C = CHUNK
-    k = load_constants(consts)  # noqa: F821
+def prepare(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, position, radius, history,
+            update, geometry, rank, touch, selected, was_selected, counts):
+    """The geometry of every candidate (its row of ``geometry``: d, the overlap, the
+    barycentric weights of the contact point), its kind (``rank``), whether it touches, the
+    Table 1 selection (``selected``) and, with ``update``, the hand-over of springs (module
+    docstring). Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain;
+    adj_start and adjacent say which share a vertex (systems.membrane.vertex_sharing).
+    ``was_selected`` (per-candidate state) is the selection of the last step. counts[0..2]
+    receive the selected face, edge and vertex contacts. Returns the touching count."""
     n = pair_i.size
+    touching = 0
     for c in range(n):
         i = row(pair_i[c])
         tr = row(pair_t[c])
@@ -267,25 +179,112 @@ def patch_contacts(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, tri_m
         kd, _ = classify(wa, wb, wc)
         rank[c] = 2 - kd
         touch[c] = np.uint8(dist < r)
+        touching += touch[c]
     select_all(touch, rank, geometry[:, _GDELTA], pair_t, tri_gid, adj_start, adjacent,
                selected)
     if update:
         hand_over_all(selected, was_selected, adj_start, adjacent, history)
     for q in range(3):
         counts[q] = 0
-    m = 0
-    touching = 0
     for c in range(n):
-        touching += touch[c]
         if selected[c]:
-            sel[m] = c
-            m += 1
             counts[2 - rank[c]] += 1
-        elif flags[c]:  # after the hand-over, which may have taken this spring
-            reset_history(history, c)  # noqa: F821
-        flags[c] = selected[c]
-    for c0 in range(0, m, C):
-        patch_chunk(c0, min(C, m - c0), sel, pair_i, pair_t, tri_rows, tri_membrane,
-                    membrane_species, geometry, position, velocity, angular_velocity, radius,
-                    mass, fixed, species, params, k, history, update, dt, force, torque, buf)
     return touching
+
+
+@template("inline")
+def begin(G):
+    return
+
+
+@template("inline")
+def candidates(G):
+    return G[0].size
+
+
+@template("inline")
+def contact_of(q, G):
+    return q
+
+
+@template("inline")
+def touches(q, c, G, reach):
+    """The selection of ``prepare``: a selected candidate is a contact."""
+    return G[6][q]
+
+
+@template("inline")
+def bodies(q, c, G):
+    return np.int64(G[0][q]), np.int64(-1)
+
+
+@template("inline")
+def gather(buf, t, q, c, G):
+    """d, the overlap, the grain's radius, M*, the velocity relative to the membrane at the
+    contact point and the grain's spin into column t; returns the material pair (membrane
+    species, grain species)."""
+    pair_i, pair_t, tri_rows, tri_membrane, membrane_species, geometry = G[:6]
+    velocity, angular_velocity, radius, mass, fixed, species = G[8], G[9], G[10], G[11], G[12], G[13]
+    C = CHUNK
+    i = row(pair_i[c])
+    tr = row(pair_t[c])
+    w0 = geometry[c, _GW0]
+    w1 = geometry[c, _GW1]
+    w2 = geometry[c, _GW2]
+    a = row(tri_rows[tr, 0])
+    b = row(tri_rows[tr, 1])
+    d = row(tri_rows[tr, 2])
+    buf[_DX * C + t] = geometry[c, _GX]
+    buf[_DY * C + t] = geometry[c, _GY]
+    buf[_DZ * C + t] = geometry[c, _GZ]
+    buf[_DELTA * C + t] = geometry[c, _GDELTA]
+    buf[_RI * C + t] = radius[i]
+    for ax in range(3):
+        buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
+            w0 * velocity[a, ax] + w1 * velocity[b, ax] + w2 * velocity[d, ax])
+        buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
+    mp = w0 * mass[a] + w1 * mass[b] + w2 * mass[d]
+    rigid = (w0 > 0.0 and fixed[a]) or (w1 > 0.0 and fixed[b]) or (w2 > 0.0 and fixed[d])
+    mg = mass[i]
+    buf[_MSTAR * C + t] = mg if rigid else mg * mp / (mg + mp)
+    return membrane_species[tri_membrane[tr]], species[i]
+
+
+@template("inline")
+def kinematics(buf, t):
+    """The law's geometry of column t; the lever radius r - delta/2: a law that puts the
+    contact at mid-overlap (Hertz-Mindlin) then acts at the membrane point q, where the
+    vertices take the reaction."""
+    C = CHUNK
+    dx = buf[_DX * C + t]
+    dy = buf[_DY * C + t]
+    dz = buf[_DZ * C + t]
+    delta = buf[_DELTA * C + t]
+    ri = buf[_RI * C + t]
+    return (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri - 0.5 * delta, 0.0, ri,
+            buf[_MSTAR * C + t], buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
+            buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
+
+
+@template("inline")
+def scatter(buf, t, q, c, G):
+    """The force and torque on the grain, -w_k F on the triangle's vertices."""
+    pair_i, pair_t, tri_rows, geometry, force, torque = G[0], G[1], G[2], G[5], G[14], G[15]
+    C = CHUNK
+    i = row(pair_i[c])
+    tr = row(pair_t[c])
+    fx = buf[_FX * C + t]  # noqa: F821 (the pipeline's columns)
+    fy = buf[_FY * C + t]  # noqa: F821
+    fz = buf[_FZ * C + t]  # noqa: F821
+    force[i, 0] += fx
+    force[i, 1] += fy
+    force[i, 2] += fz
+    torque[i, 0] += buf[_TI0 * C + t]  # noqa: F821
+    torque[i, 1] += buf[_TI1 * C + t]  # noqa: F821
+    torque[i, 2] += buf[_TI2 * C + t]  # noqa: F821
+    for v in range(3):
+        w = geometry[c, _GW0 + v]
+        vertex = row(tri_rows[tr, v])
+        force[vertex, 0] -= w * fx
+        force[vertex, 1] -= w * fy
+        force[vertex, 2] -= w * fz

@@ -7,24 +7,24 @@ from helpers import REPO
 
 SCRIPT = textwrap.dedent("""
     import os, sys, numpy as np
-    from ecs_dem.systems import contact_kernels
-    from ecs_dem.systems.contact.law import law_kernels
+    from ecs_dem.systems.contact import pair_geometry
+    from ecs_dem.systems.contact.pipeline import contact_kernels
     from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
     from ecs_dem.components.species import create_species_table, add_species
     from ecs_dem import Box, World
     w = World(Box((0, 0, 0), (1, 1, 1)), dt=1e-6)
     add_species(w, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
     bound = HertzMindlinLaw().bind(w.species)
-    m = law_kernels(contact_kernels, bound.function)
+    m = contact_kernels(pair_geometry, bound.function)
     z = np.zeros((0, 3))
     i = np.zeros(0, dtype=np.int32)
     buf = np.zeros(m.COLUMNS * 64 + 256)
     sel = np.zeros(512, dtype=np.int64)
-    n = m.pair_contacts(i, i, z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.int32),
-                        np.zeros(0, np.bool_), bound.parameters, bound.constants, (z,),
-                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), True, 1e-6, z, z, buf, sel,
-                        0, 0)
-    print(m.__file__, os.path.getmtime(m.__file__), sum(m.pair_contacts.stats.cache_hits.values()))
+    G = (i, i, z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.bool_),
+         i, z, z, 0, 0)
+    n = m.contacts(G, (), (), bound.parameters, bound.constants, (z,), np.zeros(0, np.uint8),
+                   True, 1e-6, buf, sel)
+    print(m.__file__, os.path.getmtime(m.__file__), sum(m.contacts.stats.cache_hits.values()))
 """)
 
 

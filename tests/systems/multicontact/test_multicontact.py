@@ -37,10 +37,11 @@ from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.contact.hertz_saturated import SaturatedHertzLaw
 from ecs_dem.systems.multicontact.systems import (
-    MultiContactDisplacements, MultiContactForces, influence_coefficients, multicontact,
+    MultiContact, MultiContactDisplacements, influence_coefficients, multicontact,
     point_force_displacement)
 from ecs_dem.systems.neighbors.search import NeighborSearch
 from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
 
 E = 23.3e3  # Pa, the hydrogel of Brodu et al.
 NU = 0.3  # every term of Eq. (1) counts (1 - 2 nu != 0)
@@ -416,8 +417,8 @@ def test_gamma_zero_is_the_independent_contact_model_bit_for_bit(law):
     assert np.all(np.abs(plain.walls.force[:, 2]) > 0)
     for f in (h.name for h in law.history):
         np.testing.assert_array_equal(plain.pairs.owned(f), mc.pairs.owned(f))
-    contacts = next(s for s in mc.systems if isinstance(s, MultiContactForces))
-    assert contacts.touching > 200  # pairs and walls, of 100 grains
+    touching = sum(s.touching for s in mc.systems if isinstance(s, (ContactForces, WallContacts)))
+    assert touching > 200  # pairs and walls, of 100 grains
 
 
 def test_forces_torques_and_momentum_balance():
@@ -496,24 +497,26 @@ def test_bad_input_is_refused_with_the_fix():
     world = mc_world()
     add_particles(world, [[0.0, 0.0, 0.0]], R)
     first, second = velocity_verlet()
-    forces = MultiContactForces(SaturatedHertzLaw())
+    forces = ContactForces(SaturatedHertzLaw(), model=MultiContact(GAMMA))
     for s in (first, NeighborSearch(), forces, second):
         world.add_system(s)
-    with pytest.raises(InputError, match="needs its MultiContactDisplacements"):
+    with pytest.raises(InputError, match="needs the MultiContactDisplacements of its model"):
         world.setup()
     world = mc_world()
     add_particles(world, [[0.0, 0.0, 0.0]], R)
-    displacements, forces = multicontact(SaturatedHertzLaw())
-    for s in (first, NeighborSearch(), forces, displacements, second):
+    displacements, forces, walls = multicontact(SaturatedHertzLaw())
+    for s in (first, NeighborSearch(), forces, displacements, walls, second):
         world.add_system(s)
     with pytest.raises(InputError, match="in the order it returns them"):
         world.setup()
+    with pytest.raises(InputError, match="newton=True"):
+        ContactForces(SaturatedHertzLaw(), newton=False, model=MultiContact(GAMMA))
     world = mc_world()
     add_particles(world, [[0.0, 0.0, 0.0]], R)
     for s in (first, NeighborSearch(), ContactForces(SaturatedHertzLaw()),
               *multicontact(SaturatedHertzLaw()), second):
         world.add_system(s)
-    with pytest.raises(InputError, match="remove ContactForces"):
+    with pytest.raises(InputError, match="evaluates the same contacts"):
         world.setup()
     assert MultiContactDisplacements  # the class users may subclass
 

@@ -1,0 +1,166 @@
+"""What every contact system shares: its law bound to the species, its kernels, its scratch.
+
+A contact system (``ContactForces``, ``WallContacts``, ``PatchContacts``, or a
+new geometry's) is a :class:`ContactSystem` with a ``geometry`` (a template
+module of the contact pipeline, ``systems.contact.pipeline``) and, for a
+rigid object kind, its ``shape``. This base class
+
+* binds the law to the world's species at set-up, and again when a species
+  constant changes (``systems.contact.law.LawBinding``), refusing a time
+  step above the law's limit each time (unless ``check_time_step=False``);
+* compiles the pipeline for the geometry, the law function and the model
+  (``contact_kernels``), with its scratch (``PairScratch``);
+* adds the law's history fields to the system's contact table, and the law's
+  input fields to its ghost reads;
+* hands the model (``model=``, e.g. MC-DEM's ``MultiContact``) its part:
+  its per-contact arrays and declarations.
+
+A subclass supplies ``setup`` (calling ``setup_contacts``) and ``run``
+(calling ``evaluate`` with its geometry tuple).
+"""
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+
+from ecs_dem.errors import InputError, UnstableTimeStepError
+from ecs_dem.system import Stage, System
+
+from ecs_dem.systems.contact.chunks import PairScratch
+from ecs_dem.systems.contact.law import LawBinding
+from ecs_dem.systems.contact.pipeline import contact_kernels
+
+
+def check_time_step(world, law, enabled: bool) -> None:
+    """Refuse a time step above the law's stable limit (unless the check is disabled)."""
+    limit, advice = law.time_step_limit(world)
+    if enabled and world.dt > limit:
+        raise UnstableTimeStepError(
+            f"time step dt = {world.dt:.4g} exceeds the stable limit {limit:.4g} of the "
+            f"{law.name} contact law: {advice}. Lower dt, or pass check_time_step=False "
+            "to the contact system if you know better")
+
+
+def history_columns(table, names, rows: int, per_row: int = 1) -> tuple:
+    """The named history fields of `table`'s first `rows` rows as 2-D (contacts, components)
+    arrays (``per_row`` contacts per row: one per rigid object)."""
+    out = []
+    for name in names:
+        col = table.column(name)[:rows]
+        out.append(col.reshape(rows * per_row, -1) if rows else
+                   np.zeros((0, max(int(np.prod(table.fields[name].shape)) // per_row, 1)),
+                            dtype=col.dtype))
+    return tuple(out)
+
+
+def merged(*declarations) -> dict:
+    """Declarations (table -> field names) merged, each field once, in order."""
+    out: dict[str, tuple] = {}
+    for d in declarations:
+        for table, names in d.items():
+            out[table] = tuple(dict.fromkeys(out.get(table, ()) + tuple(names)))
+    return out
+
+
+class ContactSystem(System):
+    """Base class of the contact systems (module docstring)."""
+
+    stage = Stage.FORCES
+    #: the pipeline geometry (a template module)
+    geometry: ModuleType = None
+    #: further template modules the geometry uses (a rigid object's shape)
+    templates: tuple = ()
+
+    def __init__(self, law, model=None, check_time_step: bool = True):
+        self.law = law
+        self.model = model
+        self.check_time_step = bool(check_time_step)
+        self.touching = 0
+        self._binding = LawBinding(law, self._bound_again, self._check_time_step)
+        self._kernels = None
+        self._scratch = None
+        self._inputs = ()
+
+    @property
+    def name(self) -> str:
+        extra = f", {self.model.name}" if self.model is not None else ""
+        return f"{type(self).__name__}({self.law.name}{extra})"
+
+    @property
+    def bound(self):
+        """The law bound to the species (``systems.contact.law.BoundLaw``)."""
+        return self._binding.bound
+
+    def _check_time_step(self, world) -> None:
+        check_time_step(world, self.law, self.check_time_step)
+
+    def _bound_again(self, bound) -> None:
+        kernels = contact_kernels(self.geometry, bound.function,
+                                  self.model.template if self.model is not None else None,
+                                  self.templates)
+        if self._scratch is None or kernels.COLUMNS != self._kernels.COLUMNS:
+            self._scratch = PairScratch(kernels.COLUMNS)
+        self._kernels = kernels
+        self.law_changed(bound)
+
+    def law_changed(self, bound) -> None:
+        """Called after every binding of the law (set-up, a species change): a subclass drops
+        what it derived from the old one (cached kernel arguments, material indices)."""
+
+    def setup_contacts(self, world, tables) -> None:
+        """Add the law's history fields to `tables` (the contact tables: fields per contact,
+        or per particle and object with ``history_field``), bind the law, let the model
+        attach; the law's input fields join the ghost reads."""
+        twice = [s.name for s in world.systems if s is not self and isinstance(s, ContactSystem)
+                 and s.contact_key == self.contact_key]
+        if twice:
+            raise InputError(f"{self.name}: {twice[0]} evaluates the same contacts "
+                             f"({self.contact_key}); keep one of them (with MC-DEM, the systems "
+                             "of multicontact(law, gamma) replace the plain ones)")
+        for table in tables:
+            for f in self.law.history:
+                table.add_field(self.history_field(f))
+        self._binding.bind(world)
+        inputs = self.bound.function.inputs
+        if inputs:
+            self.reads_ghosts = merged(self.reads_ghosts, {"particles": inputs})
+        if self.model is not None:
+            self.model.attach(self, world)
+
+    @property
+    def contact_key(self) -> str:
+        """The contacts this system evaluates (its contact table, or its object table): two
+        systems with one key would count every contact twice."""
+        return type(self).__name__
+
+    def history_field(self, f):
+        """The table field that holds law history field `f` (itself, for a contact table)."""
+        return f
+
+    def kernels(self, world):
+        """The compiled pipeline, after binding the law again if the species changed."""
+        self._binding.current(world)
+        return self._kernels
+
+    def law_inputs(self, world) -> tuple:
+        """The law's input fields, owned and ghost rows (``systems.contact.law``)."""
+        inputs = self.bound.function.inputs
+        if not inputs:
+            return ()
+        p = world.particles
+        return tuple(p.with_ghosts(name) for name in inputs)
+
+    def evaluate(self, world, kernels, G, M, history, flags) -> int:
+        """Run the pipeline on geometry tuple G; returns the touching count (model events go
+        to the model)."""
+        bound, s = self.bound, self._scratch
+        touching, events = kernels.contacts(
+            G, M, self.law_inputs(world), bound.parameters, bound.constants, history, flags,
+            not world.setup_phase, world.dt, s.buf, s.sel)
+        if events and self.model is not None:
+            self.model.count_events(self, int(events))
+        return int(touching)
+
+
+__all__ = ["ContactSystem", "check_time_step", "history_columns", "merged"]
