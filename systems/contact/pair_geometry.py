@@ -47,16 +47,6 @@ def begin(G):
 
 
 @template("inline")
-def candidates(G):
-    return G[0].size
-
-
-@template("inline")
-def contact_of(q, G):
-    return q
-
-
-@template("inline")
 def touches(q, c, G, reach):
     """1 if pair q overlaps, |x_i - x_j| < r_i + r_j (+ reach), else 0."""
     pair_i, pair_j, position, radius = G[0], G[1], G[2], G[5]
@@ -139,17 +129,11 @@ def scatter(buf, t, q, c, G):
     j = row(pair_j[q])
     hi = home[i]
     if hi >= 0:
-        h = row(hi)
-        force[h, 0] += buf[_FX * C + t]  # noqa: F821 (the pipeline's columns)
-        force[h, 1] += buf[_FY * C + t]  # noqa: F821
-        force[h, 2] += buf[_FZ * C + t]  # noqa: F821
-        torque[h, 0] += buf[_TI0 * C + t]  # noqa: F821
-        torque[h, 1] += buf[_TI1 * C + t]  # noqa: F821
-        torque[h, 2] += buf[_TI2 * C + t]  # noqa: F821
+        add_to_particle(force, torque, row(hi), buf, t)  # noqa: F821 (the pipeline's)
     hj = home[j]
     if hj >= 0:
         h = row(hj)
-        force[h, 0] -= buf[_FX * C + t]  # noqa: F821
+        force[h, 0] -= buf[_FX * C + t]  # noqa: F821 (the pipeline's columns)
         force[h, 1] -= buf[_FY * C + t]  # noqa: F821
         force[h, 2] -= buf[_FZ * C + t]  # noqa: F821
         torque[h, 0] += buf[_TJ0 * C + t]  # noqa: F821

@@ -50,11 +50,13 @@ The geometry interface (``@template("inline")`` functions and constants):
 ``begin(G)``               once per call, before the loop (a pair kernel zeroes force rows)
 ``candidates(G)``          the number of candidates
 ``contact_of(q, G)``       the contact index of candidate q (rows of history, flags, model)
+                           (these three default to: nothing, ``G[0].size``, q)
 ``touches(q, c, G, reach)``  1 if candidate q overlaps when its reach grows by `reach` (m)
 ``gather(buf, t, q, c, G)``  fill column t; returns the material pair (a, b) of the law
 ``bodies(q, c, G)``        the particle rows (i, j) of the contact, j = -1 for no particle
 ``kinematics(buf, t)``     the law's geometry tuple from column t (``systems.contact.law``)
-``scatter(buf, t, q, c, G)``  apply the outputs of column t (``_FX`` .. ``_FN``)
+``scatter(buf, t, q, c, G)``  apply the outputs of column t (``_FX`` .. ``_FN``;
+                           ``add_to_particle`` adds the force and torque on i to a row)
 
 The model interface: ``MODEL_OFFSETS`` (it shifts the surfaces), ``MODEL_COLUMNS``,
 ``model_reach(c, M)``, ``model_visit(c, M)`` (every candidate, every step, after its
@@ -84,6 +86,41 @@ def offset_geometry(g, si, sj):
     the mean of the two displaced surfaces); R* stays the undisplaced spheres'."""
     return (g[0], g[1], g[2], g[3], g[4] + si + sj, g[5] + si, g[6] + sj, g[7], g[8],
             g[9], g[10], g[11], g[12], g[13], g[14], g[15], g[16], g[17])
+
+
+@template("inline")
+def begin(G):
+    """Default: nothing before the loop."""
+    return
+
+
+@template("inline")
+def candidates(G):
+    """Default for a geometry whose candidates are the rows of a list ``G[0]``."""
+    return G[0].size
+
+
+@template("inline")
+def contact_of(q, G):
+    """Default: candidate q is contact q (a list of contacts)."""
+    return q
+
+
+@template("inline")
+def add_to_particle(force, torque, i, buf, t):
+    """Add the force on i and its torque of column t to row i of force and torque; returns
+    the force (for the partner's share)."""
+    C = CHUNK
+    fx = buf[_FX * C + t]  # noqa: F821
+    fy = buf[_FY * C + t]  # noqa: F821
+    fz = buf[_FZ * C + t]  # noqa: F821
+    force[i, 0] += fx
+    force[i, 1] += fy
+    force[i, 2] += fz
+    torque[i, 0] += buf[_TI0 * C + t]  # noqa: F821
+    torque[i, 1] += buf[_TI1 * C + t]  # noqa: F821
+    torque[i, 2] += buf[_TI2 * C + t]  # noqa: F821
+    return fx, fy, fz
 
 
 @template("inline")

@@ -65,11 +65,6 @@ GEOMETRY_COLUMNS = 13
 
 
 @template("inline")
-def begin(G):
-    return
-
-
-@template("inline")
 def candidates(G):
     return G[2]
 
@@ -139,18 +134,9 @@ def scatter(buf, t, q, c, G):
     """The force and torque on the particle into its row, the opposite force into its
     object's total."""
     force, torque, object_force = G[13], G[14], G[15]
-    C = CHUNK
     i = row(G[0][q])
     w = row(G[1][q])
-    fx = buf[_FX * C + t]  # noqa: F821 (the pipeline's columns)
-    fy = buf[_FY * C + t]  # noqa: F821
-    fz = buf[_FZ * C + t]  # noqa: F821
-    force[i, 0] += fx
-    force[i, 1] += fy
-    force[i, 2] += fz
-    torque[i, 0] += buf[_TI0 * C + t]  # noqa: F821
-    torque[i, 1] += buf[_TI1 * C + t]  # noqa: F821
-    torque[i, 2] += buf[_TI2 * C + t]  # noqa: F821
+    fx, fy, fz = add_to_particle(force, torque, i, buf, t)  # noqa: F821 (the pipeline's)
     object_force[w, 0] -= fx
     object_force[w, 1] -= fy
     object_force[w, 2] -= fz

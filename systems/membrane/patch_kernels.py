@@ -193,21 +193,6 @@ def prepare(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, position, ra
 
 
 @template("inline")
-def begin(G):
-    return
-
-
-@template("inline")
-def candidates(G):
-    return G[0].size
-
-
-@template("inline")
-def contact_of(q, G):
-    return q
-
-
-@template("inline")
 def touches(q, c, G, reach):
     """The selection of ``prepare``: a selected candidate is a contact."""
     return G[6][q]
@@ -270,18 +255,9 @@ def kinematics(buf, t):
 def scatter(buf, t, q, c, G):
     """The force and torque on the grain, -w_k F on the triangle's vertices."""
     pair_i, pair_t, tri_rows, geometry, force, torque = G[0], G[1], G[2], G[5], G[14], G[15]
-    C = CHUNK
     i = row(pair_i[c])
     tr = row(pair_t[c])
-    fx = buf[_FX * C + t]  # noqa: F821 (the pipeline's columns)
-    fy = buf[_FY * C + t]  # noqa: F821
-    fz = buf[_FZ * C + t]  # noqa: F821
-    force[i, 0] += fx
-    force[i, 1] += fy
-    force[i, 2] += fz
-    torque[i, 0] += buf[_TI0 * C + t]  # noqa: F821
-    torque[i, 1] += buf[_TI1 * C + t]  # noqa: F821
-    torque[i, 2] += buf[_TI2 * C + t]  # noqa: F821
+    fx, fy, fz = add_to_particle(force, torque, i, buf, t)  # noqa: F821 (the pipeline's)
     for v in range(3):
         w = geometry[c, _GW0 + v]
         vertex = row(tri_rows[tr, v])
