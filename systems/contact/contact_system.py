@@ -26,6 +26,7 @@ import numpy as np
 
 from ecs_dem.errors import InputError, UnstableTimeStepError
 from ecs_dem.system import Stage, System
+from ecs_dem.table import Table
 
 from ecs_dem.systems.contact.chunks import PairScratch
 from ecs_dem.systems.contact.law import LawBinding
@@ -80,6 +81,9 @@ class ContactSystem(System):
         self._binding = LawBinding(law, self._bound_again, self._check_time_step)
         self._kernels = None
         self._scratch = None
+        self._bound = None
+        self._checked_step = None
+        self._inputs_key = None
         self._inputs = ()
 
     @property
@@ -90,7 +94,7 @@ class ContactSystem(System):
     @property
     def bound(self):
         """The law bound to the species (``systems.contact.law.BoundLaw``)."""
-        return self._binding.bound
+        return self._bound
 
     def _check_time_step(self, world) -> None:
         check_time_step(world, self.law, self.check_time_step)
@@ -102,6 +106,8 @@ class ContactSystem(System):
         if self._scratch is None or kernels.COLUMNS != self._kernels.COLUMNS:
             self._scratch = PairScratch(kernels.COLUMNS)
         self._kernels = kernels
+        self._bound = bound
+        self._inputs_key = None
         self.law_changed(bound)
 
     def law_changed(self, bound) -> None:
@@ -139,22 +145,27 @@ class ContactSystem(System):
         return f
 
     def kernels(self, world):
-        """The compiled pipeline, after binding the law again if the species changed."""
-        self._binding.current(world)
+        """The compiled pipeline, after binding the law again if the species changed (asked
+        once per step)."""
+        if world.step != self._checked_step:
+            self._binding.current(world)
+            self._checked_step = world.step
         return self._kernels
 
     def law_inputs(self, world) -> tuple:
-        """The law's input fields, owned and ghost rows (``systems.contact.law``)."""
-        inputs = self.bound.function.inputs
-        if not inputs:
-            return ()
-        p = world.particles
-        return tuple(p.with_ghosts(name) for name in inputs)
+        """The law's input fields, owned and ghost rows (``systems.contact.law``), kept until
+        some table changes structurally."""
+        key = Table.structure_version
+        if key != self._inputs_key:
+            p = world.particles
+            self._inputs = tuple(p.with_ghosts(name) for name in self._bound.function.inputs)
+            self._inputs_key = key
+        return self._inputs
 
     def evaluate(self, world, kernels, G, M, history, flags) -> int:
         """Run the pipeline on geometry tuple G; returns the touching count (model events go
         to the model)."""
-        bound, s = self.bound, self._scratch
+        bound, s = self._bound, self._scratch
         touching, events = kernels.contacts(
             G, M, self.law_inputs(world), bound.parameters, bound.constants, history, flags,
             not world.setup_phase, world.dt, s.buf, s.sel)
