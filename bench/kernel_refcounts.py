@@ -124,12 +124,11 @@ def scan() -> list[tuple[str, int, int, int]]:
 
 def exercise(work: Path) -> None:
     """A few steps of each shipped driver's world, so their kernels compile."""
-    sys.path.insert(0, str(REPO / "run"))
     sys.path.append(str(REPO / "bench"))
     from ecs_dem.comm import default_comm
     from ecs_dem.config import merge_config
-    import chute
-    import triaxial
+    from ecs_dem.run import chute
+    from ecs_dem.run.triaxial import driver as triaxial
     from one_rank import build_bed
     from shrunk_problems import write_problem
 

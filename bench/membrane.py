@@ -31,7 +31,6 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "run"))
 from worker_result import print_result, run_for_result, timed_run  # noqa: E402
 
 MEMBRANE_SYSTEMS = ("SpringForces", "MembraneBending", "MembranePressure")
@@ -73,7 +72,7 @@ def sphere_worker(level: int, steps: int) -> None:
 
 
 def patch_worker(grains: int, steps: int) -> None:
-    import membrane_drop
+    from ecs_dem.run import membrane_drop
 
     cfg = dict(membrane_drop.DEFAULTS, grains=grains, snapshot_every=0, diagnostics_every=10**9)
     world = membrane_drop.build_world(cfg)

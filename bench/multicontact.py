@@ -35,15 +35,14 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "run"))
 from worker_result import print_result, run_for_result, timed_run  # noqa: E402
 
 VARIANTS = {"plain": None, "mc0": 0.0, "mc119": 1.19}
 
 
 def settings(particles: int) -> dict:
-    import compression
     from ecs_dem.config import merge_config
+    from ecs_dem.run import compression
     scale = (particles / compression.DEFAULTS["particles"]) ** (1.0 / 3.0)
     return merge_config(compression.DEFAULTS, {
         "particles": particles, "box_width": compression.DEFAULTS["box_width"] * scale,
@@ -56,8 +55,8 @@ def packing_path(particles: int) -> Path:
 
 def make_packing(particles: int) -> Path:
     """Prepare the packing as run/compression.py does and compress it to the maximum strain."""
-    import compression
     from ecs_dem.comm import SerialComm
+    from ecs_dem.run import compression
     cfg = settings(particles)
     position, radius, h0, height = compression.prepare(cfg, SerialComm(), print)
     world, _, _ = compression.build_world(cfg, position, radius, height, h0, 0.0,
@@ -81,8 +80,8 @@ def make_packing(particles: int) -> Path:
 
 
 def worker(variant: str, particles: int, steps: int, warmup: int) -> None:
-    import compression
     from ecs_dem.comm import default_comm
+    from ecs_dem.run import compression
     cfg = settings(particles)
     data = np.load(packing_path(particles))
     world, contacts, _ = compression.build_world(

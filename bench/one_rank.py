@@ -23,22 +23,20 @@ from pathlib import Path
 
 import numpy as np
 
+from ecs_dem import Box, World
+from ecs_dem.components.particles import add_particles
+from ecs_dem.components.species import add_species
+from ecs_dem.components.walls import add_wall
+from ecs_dem.io.lammps_data import read_sphere_data
+from ecs_dem.run import chute  # run/chute.py builds the chute world
+from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.integration.gravity import Gravity
+from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.walls.contacts import WallContacts
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "run"))
-
-from ecs_dem import Box, World  # noqa: E402
-from ecs_dem.components.particles import add_particles  # noqa: E402
-from ecs_dem.components.species import add_species  # noqa: E402
-from ecs_dem.components.walls import add_wall  # noqa: E402
-from ecs_dem.io.lammps_data import read_sphere_data  # noqa: E402
-from ecs_dem.systems.contact.pair_forces import ContactForces  # noqa: E402
-from ecs_dem.systems.integration.gravity import Gravity  # noqa: E402
-from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw  # noqa: E402
-from ecs_dem.systems.neighbors.search import NeighborSearch  # noqa: E402
-from ecs_dem.systems.integration.velocity_verlet import velocity_verlet  # noqa: E402
-from ecs_dem.systems.walls.contacts import WallContacts  # noqa: E402
-
-import chute  # noqa: E402  (run/chute.py builds the chute world)
 
 LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 LAMMPS_FIGURES = {"chute": 11.0e6, "hm_bed": 4.26e6}

@@ -33,9 +33,8 @@ LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 
 
 def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
-    sys.path.insert(0, str(REPO / "run"))
     if problem == "chute":
-        import chute
+        from ecs_dem.run import chute
         world = chute.build_world(dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"),
                                        thermo_every=0))
     elif problem == "bed":
@@ -43,8 +42,8 @@ def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
         from one_rank import build_bed
         world = build_bed(LAMMPS_BENCH / "hm_bed.data", tiles=2)
     elif problem == "pour":
-        import pour
         from ecs_dem.config import merge_config
+        from ecs_dem.run import pour
         cfg = merge_config(pour.DEFAULTS, dict(kv.split("=", 1) for kv in extra))
         cfg.update(quiet=True, snapshot_every=0)
         world = pour.build_world(cfg)

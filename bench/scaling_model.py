@@ -44,7 +44,6 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "run"))
 from shrunk_problems import LAMMPS_BENCH  # noqa: E402
 
 REBUILD_TIMERS = ("domain:rebuild", "NeighborSearch")
@@ -57,7 +56,7 @@ def code_facts(problem: str) -> dict:
     from ecs_dem.io.lammps_data import read_sphere_data
     from ecs_dem.row_packing import row_bytes, row_layout
     if problem == "chute":
-        import chute
+        from ecs_dem.run import chute
         path = LAMMPS_BENCH / "data.chute"
         world = chute.build_world(dict(chute.DEFAULTS, data=str(path), thermo_every=0))
     else:

@@ -58,8 +58,7 @@ COMM_TIMERS = ("halo:forward", "halo:reverse", "domain:rebuild", "domain:check")
 def ecs_worker(problem: str, data: str, steps: int, warmup: int) -> None:
     """Inside the launched process: build from `data`, warm up, time, report the timers."""
     if problem == "chute":
-        sys.path.insert(0, str(REPO / "run"))
-        import chute
+        from ecs_dem.run import chute
         world = chute.build_world(dict(chute.DEFAULTS, data=data, thermo_every=0))
     else:
         from one_rank import build_bed

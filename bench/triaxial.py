@@ -8,14 +8,14 @@
 The paper's Table 4 (MercuryDPM): case 1 about 32 min (MSS_particle) and
 5 min (MSS_patch) for 20 ms; case 2 about 96 and 17 min; MSS_patch about 5
 times faster. Each measurement is a fresh process (``mpiexec.mpich -n
-RANKS``) that builds run/triaxial.py's world from the cached packing (the
-same for both models), runs a warm-up (compilation, the first rebuilds),
-then times ``--physical-time`` of the confinement phase (stress ramp, all
-contacts active) between barriers. Models are interleaved per repetition;
+RANKS``) that builds the triaxial test's world (``ecs_dem.run.triaxial``)
+from the cached packing (the same for both models), runs a warm-up
+(compilation, the first rebuilds), then times ``--physical-time`` of the
+confinement phase (stress ramp, all contacts active) between barriers. Models are interleaved per repetition;
 the table gives the median. This machine's speed swings by up to 2x from
 outside: compare the two models within one run.
 
-Both models take the grains' time step (run/triaxial.py, Time step). There
+Both models take the grains' time step (run/triaxial/driver.py, Time step). There
 MSS_patch's 4 mm mesh applies the paper's bending damper in full, while
 MSS_particle's 1.33 mm mesh could not resolve it and applies a fraction
 (systems/membrane/bending.py, Time step): the table's damping column gives
@@ -36,7 +36,6 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-sys.path.insert(0, str(REPO / "run"))
 from worker_result import print_result, run_for_result, timed_run  # noqa: E402
 
 PAPER_MINUTES = {("1", "particle"): 32.0, ("1", "patch"): 5.0,
@@ -60,8 +59,7 @@ def worker(case: str, model: str, physical_time: float, warmup: int,
            particle_dt_fraction: float | None = None) -> None:
     from ecs_dem.comm import default_comm
     from ecs_dem.config import merge_config
-
-    import triaxial
+    from ecs_dem.run.triaxial import driver as triaxial
 
     comm = default_comm()
     defaults, _ = triaxial.choose_case_and_model(["--case", case, "--model", model])

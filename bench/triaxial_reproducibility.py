@@ -4,7 +4,8 @@ mid-shear and restarted against the uninterrupted run (bit for bit, same rank co
     python bench/triaxial_reproducibility.py                  # small case, MSS_patch, to 3 %
     python bench/triaxial_reproducibility.py --max-strain 0.15 --model particle
 
-Runs run/triaxial.py in fresh processes (``mpiexec.mpich``), each
+Runs the triaxial test (``python -m ecs_dem.run.triaxial``) in fresh processes
+(``mpiexec.mpich``), each
 in its own directory under ``--out`` with the same cached packing:
 
 - ``ranks1``: 1 rank, uninterrupted (the reference);
@@ -42,14 +43,14 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-DRIVER = REPO / "run" / "triaxial.py"
+DRIVER = ["-m", "ecs_dem.run.triaxial"]
 
 
 def command(ranks: int, directory: Path, args: argparse.Namespace, *extra: str) -> list[str]:
     cmd = ["mpiexec.mpich", "-n", str(ranks)] if ranks > 1 else []
     settings = [f"output_dir={directory}", f"max_strain={args.max_strain}", f"seed={args.seed}",
                 "snapshot_every=0", "checkpoint_every=0", "progress=false", *args.set, *extra]
-    out = [*cmd, sys.executable, str(DRIVER), "--case", args.case, "--model", args.model]
+    out = [*cmd, sys.executable, *DRIVER, "--case", args.case, "--model", args.model]
     for s in settings:
         out += ["--set", s]
     return out
@@ -148,7 +149,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kill-at", type=float, default=0.01, help="axial strain of the SIGTERM")
     ap.add_argument("--out", type=Path, default=REPO / "output" / "triaxial_reproducibility")
     ap.add_argument("--perturb", type=float, default=1e-12, help="m, one grain's shift")
-    ap.add_argument("--set", action="append", default=[], help="KEY=VALUE for run/triaxial.py")
+    ap.add_argument("--set", action="append", default=[], help="KEY=VALUE for the triaxial test")
     args = ap.parse_args(argv)
     if not 0 < args.kill_at < args.max_strain:
         ap.error("--kill-at must lie between 0 and --max-strain")

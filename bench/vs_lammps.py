@@ -201,10 +201,9 @@ def run_lammps(lmp: str, problem: str, ranks: int, steps: int, warmup: int, work
 
 def ecs_worker(problem: str, steps: int, warmup: int) -> None:
     """Run inside the launched process: build, set up, warm up, time `steps` steps."""
-    sys.path.insert(0, str(REPO / "run"))
     sys.path.insert(0, str(REPO / "bench"))
     if problem == "chute":
-        import chute
+        from ecs_dem.run import chute
         world = chute.build_world(dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"),
                                        thermo_every=0))
     else:
@@ -285,7 +284,6 @@ def lattice_world(side: int):
     from ecs_dem.components.particles import add_particles
     from ecs_dem.components.species import add_species
     from ecs_dem.components.walls import add_wall
-    sys.path.insert(0, str(REPO / "run"))
     from one_rank import add_hertz_systems
 
     r = 2.5e-3

@@ -2,7 +2,7 @@
 
 Layers (imports point downward only)::
 
-    run/                driver scripts (not installed)
+    ecs_dem.run         drivers: build a world, run it, report      (folder run/)
     ecs_dem.systems     physics: numba kernels + System classes    (folder systems/)
     ecs_dem.components  schemas: tables, fields, halo policy       (folder components/)
     ecs_dem             engine: tables, world, scheduler, domain, I/O

@@ -82,10 +82,11 @@ def merge_config(defaults: dict, values: dict) -> dict:
     return cfg
 
 
-def load_config(defaults: dict, argv=None, description: str = "") -> dict:
-    """Parse ``--config FILE.toml`` and repeated ``--set key=value`` over `defaults`."""
+def load_config(defaults: dict, argv=None, description: str = "", prog: str | None = None) -> dict:
+    """Parse ``--config FILE.toml`` and repeated ``--set key=value`` over `defaults`; `prog`
+    names the command in ``--help`` (default: the script's file name)."""
     parser = argparse.ArgumentParser(
-        description=description,
+        prog=prog, description=description,
         epilog="--show-config lists every key with its value; the head of the driver's file "
                "says what each means")
     parser.add_argument("--config", type=Path, help="TOML file with keys from the defaults")

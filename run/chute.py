@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, StateError, World
+from ecs_dem import Box, InputError, World, observe
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
-from ecs_dem.config import check_ranges, load_config
+from ecs_dem.driver import run_driver
 from ecs_dem.io.lammps_data import read_sphere_data
-from ecs_dem.runner import RUN_DEFAULTS, error_exit, run_world
+from ecs_dem.runner import RUN_DEFAULTS
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
 from ecs_dem.systems.integration.gravity import Gravity
@@ -59,7 +58,9 @@ RANGES = (
 )
 
 
-def build_world(cfg: dict) -> World:
+def build_world(cfg: dict, log=print) -> World:
+    """The chute from ``cfg["data"]``; `log` prints the thermo lines (rank 0's print on
+    several ranks: ``Job.print``)."""
     data = read_sphere_data(cfg["data"])
     if not np.any(data.type == cfg["frozen_type"]):
         raise InputError(f"config key 'frozen_type' = {cfg['frozen_type']}: no atom of that type "
@@ -82,43 +83,40 @@ def build_world(cfg: dict) -> World:
     contacts = world.add_system(ContactForces(law))
     world.add_system(second)
     if cfg["thermo_every"] > 0:
-        world.add_system(LammpsThermo(cfg["thermo_every"], contacts))
+        world.add_system(LammpsThermo(cfg["thermo_every"], contacts, log))
     return world
 
 
 class LammpsThermo(Diagnostics):
     """Diagnostics printed as LAMMPS thermo lines: Step Atoms KinEng c_1 (erotate/sphere)."""
 
-    def __init__(self, every, contacts):
+    def __init__(self, every, contacts, log=print):
         super().__init__(every, contact_systems=(contacts,))
+        self.log = log
 
     def run(self, world):
         super().run(world)
         d = self.records[-1]
-        if world.comm.rank == 0:
-            print(f"{world.step:8d} {int(d['particles']):8d} {d['kinetic_energy']:12.8g} "
-                  f"{d['rotational_energy']:12.8g}", flush=True)
+        self.log(f"{world.step:8d} {int(d['particles']):8d} {d['kinetic_energy']:12.8g} "
+                 f"{d['rotational_energy']:12.8g}")
+
+
+def run(job) -> int:
+    world = build_world(job.cfg, job.print)
+    job.print("Step Atoms KinEng c_1")
+    status = job.run_world(world, job.cfg["steps"])
+    n = observe.count(world, world.particles)  # collective: before the stopped run returns
+    ran = world.step - world.first_step
+    if not world.stop_requested:
+        job.print(f"Loop time of {job.elapsed:.4g} s for {ran} steps with {n} atoms: "
+                  f"{n * ran / max(job.elapsed, 1e-12):.4g} particle-steps/s; "
+                  f"{world.domain.rebuild_count} neighbour builds")
+    return status
 
 
 def main(argv=None) -> int:
-    try:
-        cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
-        check_ranges(cfg, RANGES)
-        world = build_world(cfg)
-        if world.comm.rank == 0:
-            print("Step Atoms KinEng c_1")
-        t0 = time.perf_counter()
-        status = run_world(world, cfg, cfg["steps"])
-        elapsed = time.perf_counter() - t0
-    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
-        return error_exit(exc)
-    n = world.comm.sum(world.particles.n_owned)
-    ran = world.step - world.first_step
-    if world.comm.rank == 0 and not world.stop_requested:
-        print(f"Loop time of {elapsed:.4g} s for {ran} steps with {n} atoms: "
-              f"{n * ran / max(elapsed, 1e-12):.4g} particle-steps/s; "
-              f"{world.domain.rebuild_count} neighbour builds")
-    return status
+    return run_driver(argv, defaults=DEFAULTS, ranges=RANGES, run=run,
+                      description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -56,7 +56,6 @@ there is no checkpoint).
 """
 from __future__ import annotations
 
-import csv
 import math
 import sys
 import time
@@ -64,18 +63,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, World
+from ecs_dem import Box, InputError, World, observe
 from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import ConfigValueError, RunStopped, StateError
+from ecs_dem.config import check_ranges
+from ecs_dem.driver import run_driver, write_csv
+from ecs_dem.errors import ConfigValueError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
-from ecs_dem.runner import error_exit, run_or_stop
-from ecs_dem.soft_kill import SoftKill
+from ecs_dem.runner import run_or_stop
 from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.diagnostics import kinetic_energy
 from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.contact.hertz_saturated import SaturatedHertzLaw
@@ -150,6 +150,8 @@ RANGES = (
 
 
 def check_config(cfg) -> None:
+    """InputError naming the first value no run can use: RANGES, then the relations between
+    keys and the output directory (before anything is prepared or written)."""
     check_ranges(cfg, RANGES)
     check_particle_count(cfg["particles"], default_comm())
     checks = [
@@ -215,14 +217,9 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
 TOP = 5  # wall row of the top plate
 
 
-def kinetic_energy(world) -> float:
-    p = world.particles
-    return world.comm.sum(0.5 * float((p.mass * (p.velocity**2).sum(axis=1)).sum()))
-
-
 def relax(world, steps_max, energy_per_grain, check_every=200) -> int:
     """Run until the kinetic energy per grain falls below `energy_per_grain` (J); returns steps."""
-    n = world.comm.sum(world.particles.n_owned)
+    n = observe.count(world, world.particles)
     done = 0
     while done < steps_max:
         run_or_stop(world, check_every, "during the preparation")
@@ -234,17 +231,13 @@ def relax(world, steps_max, energy_per_grain, check_every=200) -> int:
 
 def gathered_state(world):
     """(position, radius) of every particle in gid order, on every rank."""
-    p = world.particles
-    parts = world.comm.allgather_object((p.gid.copy(), p.position.copy(), p.radius.copy()))
-    gid = np.concatenate([a[0] for a in parts])
-    order = np.argsort(gid)
-    return (np.concatenate([a[1] for a in parts])[order], np.concatenate([a[2] for a in parts])[order])
+    return observe.gather_by_gid(world, world.particles, ("position", "radius"), root=None)
 
 
 def z_all(world) -> float:
     """Grain-grain contacts per grain, without threshold."""
-    counts = world.comm.sum(np.array([np.count_nonzero(world.pairs.mc_force > 0.0),
-                                      world.particles.n_owned], dtype=np.float64))
+    counts = observe.sum_of(world, np.count_nonzero(world.pairs.mc_force > 0.0),
+                            world.particles.n_owned)
     return 2.0 * counts[0] / counts[1]
 
 
@@ -270,7 +263,7 @@ def prepare(cfg, comm, say):
     say(f"prepare: settled under {cfg['settle_gravity']} m/s^2 with friction "
         f"{cfg['prepare_friction']:g} in {steps} steps")
     p = world.particles
-    top = world.comm.max(float((p.position[:, 2] + p.radius).max()))
+    top = observe.largest(world, p.position[:, 2] + p.radius)
     walls = world.walls
     walls.point[TOP, 2] = top + 0.02 * d
     walls.velocity[TOP] = (0.0, 0.0, -cfg["plate_speed"])
@@ -310,21 +303,19 @@ def measure(world, tau) -> dict:
     surfaces toward each other (m; the neighbour skin must exceed it)."""
     pairs = world.pairs
     f = pairs.mc_force
-    comm = world.comm
-    counts = comm.sum(np.array([np.count_nonzero(f > tau), np.count_nonzero(f > 0.0),
-                                float(f[f > 0.0].sum()), world.particles.n_owned], dtype=np.float64))
-    reach = pairs.mc_offset.sum(axis=1)
+    counts = observe.sum_of(world, np.count_nonzero(f > tau), np.count_nonzero(f > 0.0),
+                            float(f[f > 0.0].sum()), world.particles.n_owned)
     n = counts[3]
     return {"top_force": float(world.walls.force[TOP, 2]), "bottom_force": float(-world.walls.force[0, 2]),
             "z_tau": 2.0 * counts[0] / n, "z_all": 2.0 * counts[1] / n,
             "mean_force": counts[2] / max(counts[1], 1.0), "kinetic_energy": kinetic_energy(world),
-            "reach": comm.max(float(reach.max()) if reach.size else 0.0)}
+            "reach": observe.largest(world, pairs.mc_offset.sum(axis=1), empty=0.0)}
 
 
 def contact_forces(world) -> np.ndarray:
-    """Normal forces of every touching grain-grain contact, on every rank."""
+    """Normal forces of every touching grain-grain contact, on every rank, in rank order."""
     f = world.pairs.mc_force
-    return np.concatenate(world.comm.allgather_object(f[f > 0.0].copy()))
+    return observe.concatenated(world, f[f > 0.0])
 
 
 def cycle_plate(cfg, world, h0, say, gamma):
@@ -416,14 +407,6 @@ def distribution(forces, bins) -> np.ndarray:
     return hist
 
 
-def write_csv(path: Path, header, rows) -> None:
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        for row in rows:
-            w.writerow([f"{v:.6g}" if isinstance(v, float) else v for v in row])
-
-
 def write_outputs(cfg, results, out: Path) -> list[Path]:
     """CSV files (module docstring); returns their paths."""
     out.mkdir(parents=True, exist_ok=True)
@@ -432,7 +415,7 @@ def write_outputs(cfg, results, out: Path) -> list[Path]:
     for g, r in results.items():
         path = out / f"samples_gamma{g:g}.csv"
         keys = list(r["samples"][0])
-        write_csv(path, keys, ([s[k] for k in keys] for s in r["samples"]))
+        write_csv(path, keys, ([s[k] for k in keys] for s in r["samples"]), ".6g")
         files.append(path)
     strain, _ = binned(results[gammas[0]]["samples"], cfg, "loading", "top_force")
     columns = {}
@@ -444,12 +427,12 @@ def write_outputs(cfg, results, out: Path) -> list[Path]:
     phases = ("loading", "unloading")
     rows = ([strain[b]] + [columns[(g, ph, "top_force")][b] for g in gammas for ph in phases]
             for b in range(strain.size))
-    write_csv(out / "top_force.csv", header, rows)
+    write_csv(out / "top_force.csv", header, rows, ".6g")
     header = ["strain"] + [f"Z_{key}_gamma{g:g}_{ph}" for g in gammas for key in ("tau", "all")
                            for ph in ("loading", "unloading")]
     rows = ([strain[b]] + [columns[(g, ph, f"z_{key}")][b] for g in gammas for key in ("tau", "all")
                            for ph in ("loading", "unloading")] for b in range(strain.size))
-    write_csv(out / "contacts.csv", header, rows)
+    write_csv(out / "contacts.csv", header, rows, ".6g")
     bins = np.linspace(0.0, 5.0, 26)
     centres = 0.5 * (bins[:-1] + bins[1:])
     hists = {(g, lev): distribution(r["forces"][lev], bins)
@@ -457,7 +440,7 @@ def write_outputs(cfg, results, out: Path) -> list[Path]:
     header = ["f_over_mean"] + [f"P_gamma{g:g}_{lev}" for g in gammas for lev in ("max", "mid")]
     write_csv(out / "force_distribution.csv", header,
               ([centres[b]] + [hists[(g, lev)][b] for g in gammas for lev in ("max", "mid")]
-               for b in range(centres.size)))
+               for b in range(centres.size)), ".6g")
     reference = results[1.19]["top_max"] if 1.19 in results else None
     header = ["gamma", "top_force_at_max_strain_N", "ratio_to_gamma1.19", "hysteresis",
               "Z_tau_at_max", "Z_all_at_max", "Z_tau_at_0", "late_contacts", "max_reach_over_skin",
@@ -469,7 +452,7 @@ def write_outputs(cfg, results, out: Path) -> list[Path]:
         rows.append([g, r["top_max"], r["top_max"] / reference if reference else float("nan"),
                      r["hysteresis"], zt[-1], za[-1], zt[0], r["late"],
                      max(x["reach"] for x in r["samples"]) / r["skin"], r["seconds"]])
-    write_csv(out / "summary.csv", header, rows)
+    write_csv(out / "summary.csv", header, rows, ".6g")
     return files + [out / name for name in ("top_force.csv", "contacts.csv", "force_distribution.csv",
                                             "summary.csv")]
 
@@ -519,63 +502,54 @@ def plot(cfg, results, out: Path) -> list[Path]:
     return files
 
 
-def main(argv=None) -> int:
-    with SoftKill():  # one block for every world of the run: a signal between two is kept too
-        return run_all(argv)
-
-
-def run_all(argv) -> int:
-    try:
-        cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
-        check_config(cfg)
-        comm = default_comm()
-        loud = comm.rank == 0 and not cfg["quiet"]
-        say = (lambda msg: print(msg, flush=True)) if loud else (lambda msg: None)
-        t0 = time.perf_counter()
-        position, radius, h0, height = prepare(cfg, comm, say)
-        results = {}
-        for gamma in gammas_of(cfg):
-            t1 = time.perf_counter()
-            # the box ends a grain above the plate's highest position, so that ranks cut the
-            # packing, not the empty space the preparation needed above it
-            top = h0 * (1.0 + cfg["lift_strain"]) + cfg["diameter"]
-            world, mc, _ = build_world(cfg, position, radius, min(top, height), h0, gamma,
-                                       comm=comm)
-            world.setup()
-            grains = world.comm.sum(world.particles.n_owned)  # collective: on every rank
-            if gamma == gammas_of(cfg)[0]:
-                say(f"compression: {grains} grains, dt = {world.dt:.3g} s, plate speed "
-                    f"{1e3 * cfg['plate_speed']:g} mm/s, {cfg['cycles']} cycles (first "
-                    f"{cfg['discard']} discarded)" + (f", {comm.size} ranks" if comm.size > 1 else ""))
-            samples, forces = cycle_plate(cfg, world, h0, say, gamma)
-            results[gamma] = {"samples": samples, "forces": forces,
-                              "top_max": top_force_at_max(samples, cfg),
-                              "hysteresis": hysteresis(samples, cfg),
-                              "late": world.comm.sum(mc.late_contacts), "skin": world.skin,
-                              "seconds": time.perf_counter() - t1}
-        out = Path(cfg["output"])
-        files = write_outputs(cfg, results, out) if comm.rank == 0 else []
-        if cfg["plots"] and comm.rank == 0:
-            files += plot(cfg, results, out)
-    except (InputError, StateError, OSError) as exc:  # OSError: no room for the results
-        return error_exit(exc)
-    except RunStopped as exc:  # the files are written after the last gamma: none yet
-        if comm.rank == 0:
-            print(f"{exc}: nothing written (the files in {cfg['output']} are written after "
-                  "the last gamma)", flush=True)
-        return 128 + exc.signal
-    if comm.rank == 0:
-        ref = results.get(1.19, {}).get("top_max")
-        print(f"done in {time.perf_counter() - t0:.0f} s; at {100 * cfg['max_strain']:.1f} % strain "
-              f"(cycles {cfg['discard'] + 1}-{cfg['cycles']}):")
-        for g, r in results.items():
-            ratio = f", {r['top_max'] / ref:.3f} of gamma = 1.19" if ref else ""
-            reach = max(x["reach"] for x in r["samples"]) / r["skin"]
-            print(f"  gamma {g:<5g} top force {r['top_max']:.4g} N{ratio}, hysteresis "
+def run_all(job) -> int:
+    cfg = job.cfg
+    job.on_stop = lambda: (f"nothing written (the files in {cfg['output']} are written after "
+                           "the last gamma)")
+    say = job.print if not cfg["quiet"] else (lambda msg: None)
+    t0 = time.perf_counter()
+    position, radius, h0, height = prepare(cfg, job.comm, say)
+    results = {}
+    for gamma in gammas_of(cfg):
+        t1 = time.perf_counter()
+        # the box ends a grain above the plate's highest position, so that ranks cut the
+        # packing, not the empty space the preparation needed above it
+        top = h0 * (1.0 + cfg["lift_strain"]) + cfg["diameter"]
+        world, mc, _ = build_world(cfg, position, radius, min(top, height), h0, gamma,
+                                   comm=job.comm)
+        world.setup()
+        grains = observe.count(world, world.particles)  # collective: on every rank
+        if gamma == gammas_of(cfg)[0]:
+            say(f"compression: {grains} grains, dt = {world.dt:.3g} s, plate speed "
+                f"{1e3 * cfg['plate_speed']:g} mm/s, {cfg['cycles']} cycles (first "
+                f"{cfg['discard']} discarded)" + (f", {job.ranks} ranks" if job.ranks > 1 else ""))
+        samples, forces = cycle_plate(cfg, world, h0, say, gamma)
+        results[gamma] = {"samples": samples, "forces": forces,
+                          "top_max": top_force_at_max(samples, cfg),
+                          "hysteresis": hysteresis(samples, cfg),
+                          "late": observe.sum_of(world, mc.late_contacts), "skin": world.skin,
+                          "seconds": time.perf_counter() - t1}
+    out = Path(cfg["output"])
+    # rank 0 writes the files after the last gamma (a signal before then leaves none)
+    files = job.write(write_outputs, cfg, results, out) or []
+    if cfg["plots"]:
+        files += job.write(plot, cfg, results, out) or []
+    ref = results.get(1.19, {}).get("top_max")
+    job.print(f"done in {time.perf_counter() - t0:.0f} s; at {100 * cfg['max_strain']:.1f} % "
+              f"strain (cycles {cfg['discard'] + 1}-{cfg['cycles']}):")
+    for g, r in results.items():
+        ratio = f", {r['top_max'] / ref:.3f} of gamma = 1.19" if ref else ""
+        reach = max(x["reach"] for x in r["samples"]) / r["skin"]
+        job.print(f"  gamma {g:<5g} top force {r['top_max']:.4g} N{ratio}, hysteresis "
                   f"{r['hysteresis']:.3f}, late contacts {int(r['late'])} (largest W_i + W_j "
                   f"{reach:.2f} skin)")
-        print(f"outputs in {out}: " + ", ".join(f.name for f in files))
+    job.print(f"outputs in {out}: " + ", ".join(f.name for f in files))
     return 0
+
+
+def main(argv=None) -> int:
+    return run_driver(argv, defaults=DEFAULTS, check=check_config, run=run_all,
+                      description=__doc__.splitlines()[0], soft_kill=True)
 
 
 if __name__ == "__main__":

@@ -24,21 +24,18 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, Stage, StateError, System, World
-from ecs_dem.comm import default_comm
+from ecs_dem import Box, Stage, System, World, observe
 from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membrane_vertices,
                                           set_stress)
 from ecs_dem.components.mesh.generators import flat_sheet
 from ecs_dem.components.particles import create_particle_table, fix_particles
-from ecs_dem.config import check_ranges, load_config
+from ecs_dem.driver import run_driver
 from ecs_dem.errors import ConfigValueError
 from ecs_dem.jit import kernel
-from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS
 from ecs_dem.systems.membrane.diagnostics import MembraneDiagnostics
 from ecs_dem.systems.membrane.systems import membrane_snapshot_writer, membrane_systems
 from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
@@ -183,41 +180,35 @@ def build_world(cfg: dict, output=None, comm=None) -> World:
 
 
 def centre_deflection(world) -> float:
-    """z of the vertex nearest the axis, over all ranks (m)."""
+    """z of the vertex nearest the axis, over all ranks (m; collective)."""
     p = world.particles
-    r = np.hypot(p.position[:, 0], p.position[:, 1])
-    k = int(np.argmin(r)) if p.n_owned else -1
-    mine = (float(r[k]), float(p.position[k, 2])) if k >= 0 else (np.inf, 0.0)
-    return min(world.comm.allgather_object(mine))[1]
+    return observe.at_smallest(world, np.hypot(p.position[:, 0], p.position[:, 1]),
+                               p.position[:, 2])
 
 
-def main(argv=None) -> int:
-    try:
-        cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
-        check_ranges(cfg, RANGES)
-        comm = default_comm()
-        with open_output(Path(cfg["output"]), cfg, comm) as output:
-            world = build_world(cfg, output, comm)
-            steps = int(round(cfg["duration"] / world.dt))
-            if comm.rank == 0:
-                print(f"drum: {world.particles.n_owned} vertices, dt = {world.dt:.3g} s, "
-                      f"{steps} steps ({cfg['duration']} s)")
-            t0 = time.perf_counter()
-            status = run_world(world, cfg, steps, identity=IDENTITY)
-            elapsed = time.perf_counter() - t0
-            if world.stop_requested:
-                return status
-            w0 = centre_deflection(world)
-    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
-        return error_exit(exc)
+def run(job) -> int:
+    cfg = job.cfg
+    with job.open_output(cfg["output"]) as output:
+        world = build_world(cfg, output, job.comm)
+        steps = int(round(cfg["duration"] / world.dt))
+        job.print(f"drum: {world.particles.n_owned} vertices, dt = {world.dt:.3g} s, "
+                  f"{steps} steps ({cfg['duration']} s)")
+        status = job.run_world(world, steps, identity=IDENTITY)
+        if world.stop_requested:
+            return status
+        w0 = centre_deflection(world)
     a, q = cfg["radius"], cfg["pressure"]
     C, n0 = hencky_coefficient(1.0 / 3.0)
     expected = C * a * (q * a / (cfg["youngs_modulus"] * cfg["thickness"])) ** (1.0 / 3.0)
-    if comm.rank == 0:
-        print(f"done in {elapsed:.1f} s; centre deflection {w0 * 1e3:.4f} mm, Hencky "
+    job.print(f"done in {job.elapsed:.1f} s; centre deflection {w0 * 1e3:.4f} mm, Hencky "
               f"{expected * 1e3:.4f} mm (C = {C:.4f}): {100 * (w0 / expected - 1):+.2f} %")
-        print(f"surface: {cfg['output']} (open the .xdmf in ParaView)")
+    job.print(f"surface: {cfg['output']} (open the .xdmf in ParaView)")
     return 0
+
+
+def main(argv=None) -> int:
+    return run_driver(argv, defaults=DEFAULTS, ranges=RANGES, run=run,
+                      description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -28,24 +28,21 @@ there is no checkpoint: the cases are short).
 """
 from __future__ import annotations
 
-import csv
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, Stage, System, World
-from ecs_dem.comm import default_comm
+from ecs_dem import Box, InputError, Stage, System, World, observe
 from ecs_dem.components.membranes import add_membrane, membrane_ranges, membrane_vertices
 from ecs_dem.components.mesh.generators import flat_sheet
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species, species_ranges
-from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import ConfigValueError, RunStopped, StateError
+from ecs_dem.driver import run_driver, write_csv
+from ecs_dem.errors import ConfigValueError
 from ecs_dem.io.paths import unwritable
-from ecs_dem.runner import error_exit, run_or_stop
-from ecs_dem.soft_kill import SoftKill
+from ecs_dem.runner import run_or_stop
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.membrane.systems import membrane_systems
@@ -188,15 +185,11 @@ def build_world(cfg: dict, model: str, variant: str, path: str):
 
 def grain_contact_force(world) -> tuple[np.ndarray, np.ndarray]:
     """The force on the grain (contacts and load) from the last force pass, and its position,
-    on every rank (collective: one rank owns the grain, the others add zeros)."""
+    on every rank (collective: one rank owns the grain; new arrays on every rank)."""
     p = world.particles
-    owned = np.flatnonzero(p.owned("membrane") < 0)
-    mine = np.zeros(6)
-    if owned.size:
-        mine[:3] = p.force[owned[0]]
-        mine[3:] = p.position[owned[0]]
-    both = world.comm.sum(mine)  # a new array on one rank too
-    return both[:3], both[3:]
+    force, position = observe.gather_by_gid(world, p, ("force", "position"),
+                                            where=p.membrane < 0, root=None)
+    return force[0], position[0]
 
 
 def sampled_steps(cfg: dict, dt: float) -> int:
@@ -234,15 +227,13 @@ def run_case(cfg: dict, model: str, variant: str, path: str) -> dict:
 
 
 def write_outputs(results, out: str) -> None:
+    """The CSV and the plot (module docstring); not collective (rank 0 writes them)."""
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["model", "variant", "path", "position_m", "tangential_force_N",
-                    "normal_force_N", "height_m"])
-        for r in results:
-            for row in r["rows"]:
-                w.writerow([r["model"], r["variant"], r["path"], *row])
+    write_csv(path.with_suffix(".csv"),
+              ["model", "variant", "path", "position_m", "tangential_force_N", "normal_force_N",
+               "height_m"],
+              ([r["model"], r["variant"], r["path"], *row] for r in results for row in r["rows"]))
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -261,61 +252,58 @@ def write_outputs(results, out: str) -> None:
     fig.savefig(path.with_suffix(".png"), dpi=120)
 
 
-def main(argv=None) -> int:
-    with SoftKill():  # one block for all the cases: a signal between two runs is kept too
-        return run_cases(argv)
+def cases_of(cfg: dict) -> list[tuple[str, str, str]]:
+    """(model, variant, path) of every case the configuration asks for, in the order run."""
+    return [(m, v, c) for m in cfg["models"].split(",") for v in cfg["variants"].split(",")
+            for c in cfg["paths"].split(",")]
 
 
-def run_cases(argv) -> int:
-    results, cases = [], []
-    rank = default_comm().rank  # rank 0 alone prints and writes
-    try:
-        cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
-        check_ranges(cfg, RANGES)
-        cases = [(m, v, c) for m in cfg["models"].split(",") for v in cfg["variants"].split(",")
-                 for c in cfg["paths"].split(",")]
-        for model, variant, path in cases:  # all of them before the first runs
-            if model not in ("patch", "particle") or variant not in ("kinematic", "free") \
-                    or path not in PATHS:
-                raise ConfigValueError(f"unknown case {model}/{variant}/{path}: models are "
-                                       "patch, particle; variants kinematic, free; paths "
-                                       f"{', '.join(PATHS)}")
-        out = Path(cfg["output"])
-        problem = (f"output {cfg['output']!r} names no file: give a path without its suffix, "
-                   "such as output/friction" if out.name in ("", ".", "..")
-                   else unwritable(out.with_suffix(".csv")))
-        if problem:
-            raise InputError(problem)
-        for model, variant in dict.fromkeys((m, v) for m, v, _ in cases):
-            # the set-up's force pass checks dt against the contact law and the membrane's
-            # springs: a step too long for a later case fails now, not after the first cases ran
-            world = build_world(cfg, model, variant, cases[0][2])[0]
-            world.setup()
-            if sampled_steps(cfg, world.dt) < 1:
-                raise ConfigValueError(
-                    f"config key 'length' = {cfg['length']!r} m is dragged in less than one "
-                    f"time step ({world.dt:.3g} s at speed {cfg['speed']!r} m/s): nothing "
-                    "would be sampled")
-        for model, variant, path in cases:
-            r = run_case(cfg, model, variant, path)
-            results.append(r)
-            if rank == 0:
-                print(f"{model:8s} {variant:9s} {path:8s}  F_n {r['fn_mean']:.5g} N "
-                      f"(rsd {r['fn_rsd']:.2e})  F_t {r['ft_mean']:.5g} N (rsd {r['ft_rsd']:.2e})"
-                      f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
-                      f"amplitude {r['height_amplitude'] * 1e6:.3g} um", flush=True)
-        if rank == 0:
-            write_outputs(results, cfg["output"])
-    except (InputError, StateError, OSError) as exc:  # OSError: no room for the results
-        return error_exit(exc)
-    except RunStopped as exc:  # the files are written after the last case: none yet
-        if rank == 0:
-            print(f"{exc}: nothing written ({len(results)} of {len(cases)} cases had finished; "
-                  f"{cfg['output']}.csv is written after the last)", flush=True)
-        return 128 + exc.signal
-    if rank == 0:
-        print(f"wrote {cfg['output']}.csv and {cfg['output']}.png")
+def check(cfg: dict) -> None:
+    """Every case and the output path, before the first case runs."""
+    for model, variant, path in cases_of(cfg):
+        if model not in ("patch", "particle") or variant not in ("kinematic", "free") \
+                or path not in PATHS:
+            raise ConfigValueError(f"unknown case {model}/{variant}/{path}: models are "
+                                   "patch, particle; variants kinematic, free; paths "
+                                   f"{', '.join(PATHS)}")
+    out = Path(cfg["output"])
+    problem = (f"output {cfg['output']!r} names no file: give a path without its suffix, "
+               "such as output/friction" if out.name in ("", ".", "..")
+               else unwritable(out.with_suffix(".csv")))
+    if problem:
+        raise InputError(problem)
+
+
+def run_cases(job) -> int:
+    cfg = job.cfg
+    cases, results = cases_of(cfg), []
+    job.on_stop = lambda: (f"nothing written ({len(results)} of {len(cases)} cases had "
+                           f"finished; {cfg['output']}.csv is written after the last)")
+    for model, variant in dict.fromkeys((m, v) for m, v, _ in cases):
+        # the set-up's force pass checks dt against the contact law and the membrane's
+        # springs: a step too long for a later case fails now, not after the first cases ran
+        world = build_world(cfg, model, variant, cases[0][2])[0]
+        world.setup()
+        if sampled_steps(cfg, world.dt) < 1:
+            raise ConfigValueError(
+                f"config key 'length' = {cfg['length']!r} m is dragged in less than one "
+                f"time step ({world.dt:.3g} s at speed {cfg['speed']!r} m/s): nothing "
+                "would be sampled")
+    for model, variant, path in cases:
+        r = run_case(cfg, model, variant, path)
+        results.append(r)
+        job.print(f"{model:8s} {variant:9s} {path:8s}  F_n {r['fn_mean']:.5g} N "
+                  f"(rsd {r['fn_rsd']:.2e})  F_t {r['ft_mean']:.5g} N (rsd {r['ft_rsd']:.2e})"
+                  f"  F_t/(mu F_n) {r['ratio']:.6f} (sd {r['ratio_sd']:.2e})  height "
+                  f"amplitude {r['height_amplitude'] * 1e6:.3g} um")
+    job.write(write_outputs, results, cfg["output"])  # the files are written after the last case
+    job.print(f"wrote {cfg['output']}.csv and {cfg['output']}.png")
     return 0
+
+
+def main(argv=None) -> int:
+    return run_driver(argv, defaults=DEFAULTS, ranges=RANGES, check=check, run=run_cases,
+                      description=__doc__.splitlines()[0], soft_kill=True)
 
 
 if __name__ == "__main__":

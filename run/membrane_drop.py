@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import math
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, StateError, World
+from ecs_dem import Box, InputError, World, observe
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import add_membrane, membrane_ranges, membrane_vertices
 from ecs_dem.components.mesh.surface import Mesh
@@ -43,12 +41,12 @@ from ecs_dem.components.mesh.validation import boundary_edges, validate_mesh
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import check_ranges, load_config
+from ecs_dem.driver import run_driver
 from ecs_dem.errors import ConfigValueError
 from ecs_dem.memory import check_particle_count
-from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS
 from ecs_dem.systems.contact.pair_forces import ContactForces
-from ecs_dem.systems.diagnostics import Diagnostics
+from ecs_dem.systems.diagnostics import Diagnostics, kinetic_energy
 from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.membrane.diagnostics import MembraneDiagnostics
@@ -213,36 +211,36 @@ def build_world(cfg: dict, output=None, comm=None) -> World:
     return world
 
 
-def main(argv=None) -> int:
-    try:
-        cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
-        check_ranges(cfg, RANGES)
-        comm = default_comm()
-        check_particle_count(cfg["grains"], comm, "grains")
-        with open_output(Path(cfg["output"]), cfg, comm) as output:
-            world = build_world(cfg, output, comm)
-            p = world.particles  # before the set-up every rank holds every vertex
-            start_lowest = float(p.position[p.membrane >= 0, 2].min())
-            steps = int(round(cfg["duration"] / world.dt))
-            if comm.rank == 0:
-                print(f"membrane_drop: {cfg['grains']} grains, dt = {world.dt:.3g} s, {steps} steps")
-            t0 = time.perf_counter()
-            status = run_world(world, cfg, steps, identity=IDENTITY)
-            elapsed = time.perf_counter() - t0
-            if world.stop_requested:
-                return status
-    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
-        return error_exit(exc)
+def check(cfg: dict) -> None:
+    """The grains must fit in memory (every rank holds them all until the set-up)."""
+    check_particle_count(cfg["grains"], default_comm(), "grains")
+
+
+def run(job) -> int:
+    cfg = job.cfg
+    with job.open_output(cfg["output"]) as output:
+        world = build_world(cfg, output, job.comm)
+        p = world.particles  # before the set-up every rank holds every vertex
+        start_lowest = float(p.position[p.membrane >= 0, 2].min())
+        steps = int(round(cfg["duration"] / world.dt))
+        job.print(f"membrane_drop: {cfg['grains']} grains, dt = {world.dt:.3g} s, {steps} steps")
+        status = job.run_world(world, steps, identity=IDENTITY)
+        if world.stop_requested:
+            return status
     p = world.particles
-    comm = world.comm
     grains = p.membrane < 0
-    ke = comm.sum(0.5 * float((p.mass[grains] * (p.velocity[grains] ** 2).sum(axis=1)).sum()))
-    lowest = comm.min(float(p.position[~grains, 2].min()) if np.any(~grains) else np.inf)
-    if comm.rank == 0:  # the depth below the sheet's lowest point at the start
-        print(f"done in {elapsed:.1f} s: grains' kinetic energy {ke:.3g} J, dimple depth "
+    ke = kinetic_energy(world, grains)
+    lowest = observe.smallest(world, p.position[:, 2], where=~grains)
+    # the depth below the sheet's lowest point at the start
+    job.print(f"done in {job.elapsed:.1f} s: grains' kinetic energy {ke:.3g} J, dimple depth "
               f"{(start_lowest - lowest) * 1e3:.2f} mm; {cfg['output']} (open the .xdmf in "
               "ParaView)")
     return 0
+
+
+def main(argv=None) -> int:
+    return run_driver(argv, defaults=DEFAULTS, ranges=RANGES, check=check, run=run,
+                      description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -16,24 +16,22 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-from ecs_dem import Box, InputError, StateError, World
+from ecs_dem import Box, World, observe
 from ecs_dem.comm import default_comm
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import check_ranges, load_config
+from ecs_dem.driver import run_driver
 from ecs_dem.errors import ConfigValueError
-from ecs_dem.runner import RUN_DEFAULTS, error_exit, open_output, run_world
+from ecs_dem.runner import RUN_DEFAULTS
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
-from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
 from ecs_dem.systems.contact.pair_forces import ContactForces
-from ecs_dem.systems.diagnostics import Diagnostics
+from ecs_dem.systems.diagnostics import Diagnostics, kinetic_energy
 from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.neighbors.search import NeighborSearch
@@ -144,50 +142,43 @@ def build_world(cfg: dict, output: Hdf5Output | None = None, comm=None) -> World
     return world
 
 
-def main(argv=None) -> int:
-    try:
-        cfg = load_config(DEFAULTS, argv, description=__doc__.splitlines()[0])
-        check_ranges(cfg, RANGES)
-        check_particle_count(cfg["particles"], default_comm())
-        path = Path(cfg["output"])
-        problem = unwritable(path)  # before the checkpoint's name is made from it
-        if problem:
-            raise InputError(problem)
-        if not cfg["checkpoint"]:  # next to its own output: two runs never share one
-            cfg["checkpoint"] = str(path.with_suffix(".checkpoint.h5"))
-        comm = default_comm()
-        with open_output(path, cfg, comm) as output:
-            world = build_world(cfg, output, comm)
-            steps = int(round(cfg["duration"] / world.dt))
-            n = world.particles.n_owned  # before set-up every rank holds all particles
-            if comm.rank == 0:
-                print(f"pour: {n} particles, dt = {world.dt:.3g} s, {steps} steps "
-                      f"({cfg['duration']} s), output {path}")
-            t0 = time.perf_counter()
-            status = run_world(world, cfg, steps, identity=IDENTITY)
-            elapsed = time.perf_counter() - t0
-            if world.stop_requested:
-                return status
-    except (InputError, StateError) as exc:  # bad input; a breakdown (what was written stays)
-        return error_exit(exc)
+def check(cfg: dict) -> None:
+    """The particles must fit in memory (every rank holds them all until the set-up)."""
+    check_particle_count(cfg["particles"], default_comm())
+
+
+def run(job) -> int:
+    cfg = job.cfg
+    path = Path(cfg["output"])
+    with job.open_output(path, checkpoint_beside=True) as output:
+        world = build_world(cfg, output, job.comm)
+        steps = int(round(cfg["duration"] / world.dt))
+        n = world.particles.n_owned  # before set-up every rank holds all particles
+        job.print(f"pour: {n} particles, dt = {world.dt:.3g} s, {steps} steps "
+                  f"({cfg['duration']} s), output {path}")
+        status = job.run_world(world, steps, identity=IDENTITY)
+        if world.stop_requested:
+            return status
     p = world.particles
-    comm = world.comm
-    weight = comm.sum(float(p.mass.sum())) * cfg["gravity"]
-    top = comm.max(float((p.position[:, 2] + p.radius).max()) if p.n_owned else 0.0)
+    weight = observe.total(world, p.mass) * cfg["gravity"]
+    top = observe.largest(world, p.position[:, 2] + p.radius, empty=0.0)
     floor = float(world.walls.force[0, 2])
-    ke = comm.sum(0.5 * float((p.mass * (p.velocity**2).sum(axis=1)).sum()))
-    contacts = comm.sum(sum(getattr(s, "touching", 0) for s in world.systems))
-    if comm.rank != 0:
-        return 0
+    ke = kinetic_energy(world)
+    contacts = observe.sum_of(world, sum(getattr(s, "touching", 0) for s in world.systems))
     ran = world.step - world.first_step
-    print(f"done: step {world.step} ({ran} steps) in {elapsed:.1f} s, "
-          f"{n * ran / max(elapsed, 1e-9):.3g} particle-steps/s"
-          + (f" on {comm.size} ranks" if comm.size > 1 else ""))
-    print(f"bed: top {top * 1e3:.1f} mm, kinetic energy {ke:.3g} J, {int(contacts)} contacts")
-    print(f"floor force {-floor:.4g} N against bed weight {weight:.4g} N "
-          f"(side walls carry the rest by friction: Janssen)")
-    print(f"snapshots and time series in {path}")
+    job.print(f"done: step {world.step} ({ran} steps) in {job.elapsed:.1f} s, "
+              f"{n * ran / max(job.elapsed, 1e-9):.3g} particle-steps/s"
+              + (f" on {job.ranks} ranks" if job.ranks > 1 else ""))
+    job.print(f"bed: top {top * 1e3:.1f} mm, kinetic energy {ke:.3g} J, {int(contacts)} contacts")
+    job.print(f"floor force {-floor:.4g} N against bed weight {weight:.4g} N "
+              f"(side walls carry the rest by friction: Janssen)")
+    job.print(f"snapshots and time series in {path}")
     return 0
+
+
+def main(argv=None) -> int:
+    return run_driver(argv, defaults=DEFAULTS, ranges=RANGES, check=check, run=run,
+                      description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

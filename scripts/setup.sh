@@ -5,7 +5,8 @@
 # when its result is already in place (stamp files in .venv/).
 #
 #   scripts/setup.sh            set up only
-#   scripts/setup.sh demo       set up, then run the main demo (run/triaxial.py, the small sample)
+#   scripts/setup.sh demo       set up, then run the main demo (the triaxial test, the small
+#                               sample: python -m ecs_dem.run.triaxial)
 #   scripts/setup.sh test       set up, then run the whole test suite (serial, then
 #                               tests/mpi under mpiexec.mpich on 2 and 4 ranks)
 #
@@ -77,7 +78,7 @@ fi
 cd "$ROOT"
 case "${1:-}" in
   "") say "ready: $VENV" ;;
-  demo) shift; exec "$PY" run/triaxial.py "$@" ;;
+  demo) shift; exec "$PY" -m ecs_dem.run.triaxial "$@" ;;
   test)
     # 1. the whole suite on one process (MPI tests skip themselves there);
     # 2. the decomposition tests under mpiexec on 2 ranks, then 4 (2 x 2 grids,

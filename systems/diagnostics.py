@@ -12,6 +12,9 @@ axis bounded by two opposing walls, (L0 - L) / L0 with L their distance
 (compressive positive; 0 where an axis has no such pair). Values
 go to the system's ``records`` (a list of dicts), to an Hdf5Output if given, and
 optionally to the terminal.
+
+``kinetic_energy(world, where)`` is the translational kinetic energy of a selection of
+particles (the grains of a run with membranes, say) over every rank, for drivers.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import time as _time
 
 import numpy as np
 
+from ecs_dem import observe
 from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 
@@ -38,6 +42,18 @@ def kinetic_energies(velocity, angular_velocity, mass, inertia):
         if v2 > vmax2:
             vmax2 = v2
     return 0.5 * kt, 0.5 * kr, np.sqrt(vmax2)
+
+
+def kinetic_energy(world, where=None) -> float:
+    """1/2 sum m v^2 (J) over the owned particles of every rank that `where` selects (a
+    boolean mask or index array over the owned rows; all of them when None). Collective:
+    every rank calls it. Each rank's part is numpy's sum over its rows (``Diagnostics``
+    sums the time series' energies in a compiled loop, which rounds differently)."""
+    p = world.particles
+    mass, velocity = p.mass, p.velocity
+    if where is not None:
+        mass, velocity = mass[where], velocity[where]
+    return observe.sum_of(world, 0.5 * float(np.sum(mass * np.sum(velocity**2, axis=1))))
 
 
 def wall_measures(walls) -> dict:

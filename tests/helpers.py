@@ -26,15 +26,12 @@ PYTHON = sys.executable
 
 
 def load_driver(name: str):
-    """run/<name>.py loaded as a module in this process (its functions, without a subprocess);
-    registered under its name, where numba's cache looks for the module of a cached kernel."""
-    import importlib.util
+    """The driver ``ecs_dem.run.<name>`` (the folder run/), imported in this process: its
+    functions without a subprocess (``load_driver("triaxial.driver")`` for a module of a
+    driver in several files)."""
+    import importlib
 
-    spec = importlib.util.spec_from_file_location(name, REPO / "run" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"ecs_dem.run.{name}")
 
 
 def shared_file(*parts) -> Path:

@@ -72,8 +72,7 @@ def test_second_signal_exits_at_once(tmp_path):
 
 SIGNAL_IN_SETUP = """
 import os, signal, sys
-sys.path.insert(0, sys.argv[1])
-import pour
+from ecs_dem.run import pour
 from ecs_dem.world import World
 original, sent = World.setup, []
 def setup(self):
@@ -81,14 +80,14 @@ def setup(self):
     if not sent:  # during the set-up's first records, once
         sent.append(os.kill(os.getpid(), signal.SIGTERM))
 World.setup = setup
-sys.exit(pour.main(sys.argv[2:]))
+sys.exit(pour.main(sys.argv[1:]))
 """
 
 
 def test_sigterm_during_the_set_up_stops_after_the_first_step_with_a_checkpoint(tmp_path):
     """The set-up writes the output's first records (on a restart, into the file that holds
     the earlier run's): a signal there used to end the process by the default handler."""
-    res = subprocess.run([PYTHON, "-c", SIGNAL_IN_SETUP, str(REPO / "run"), *POUR[1:],
+    res = subprocess.run([PYTHON, "-c", SIGNAL_IN_SETUP, *POUR[1:],
                           "--set", f"output={tmp_path}/p.h5", "--set", f"checkpoint={tmp_path}/ck.h5"],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr

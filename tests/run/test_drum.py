@@ -5,20 +5,13 @@ The driver's own Foeppl-Hencky solver must give the published coefficient for nu
 and the simulated centre deflection (bending off, strains of about 2 %) must lie within 3 %
 of the solution for nu = 1/3.
 """
-import importlib.util
-import sys
-
 import pytest
 
-from helpers import REPO
+from helpers import load_driver
 
 
 def load_drum():
-    spec = importlib.util.spec_from_file_location("drum", REPO / "run" / "drum.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # numba's cache finds the module of a cached kernel by name
-    spec.loader.exec_module(module)
-    return module
+    return load_driver("drum")
 
 
 def drum_in(tmp_path):

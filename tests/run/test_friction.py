@@ -6,24 +6,18 @@ coefficients), to round-off, along a mesh edge, along a row of vertices and obli
 same grain on vertex spheres (MSS_particle) rides over bumps: its height and forces oscillate;
 on a free sheet of vertex spheres it still feels mu F_n on average (the vertices do not roll).
 """
-import importlib.util
 import signal
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from helpers import PYTHON, REPO
+from helpers import PYTHON, REPO, load_driver
 
 
 @pytest.fixture(scope="module")
 def friction():
-    spec = importlib.util.spec_from_file_location("friction", REPO / "run" / "friction.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_driver("friction")
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""End to end: run/triaxial.py (Goetz & Poeschel 2023, Sect. 3.1) on the small sample.
+"""End to end: the triaxial test, ecs_dem.run.triaxial (Goetz & Poeschel 2023, Sect. 3.1) on the
+small sample.
 
 The small case (about 350 grains) with a fast preparation, loaded to 0.5 %
 axial strain with each membrane model (MSS_particle with coarser vertices and
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import PYTHON, REPO
+from helpers import PYTHON
 
 R, H = 0.015, 0.06  # the small case
 # a faster stress ramp than the default 20 ms: the small sample still ends the confinement in
@@ -37,7 +38,7 @@ COARSE_PARTICLES = ["particle_edge=2e-3", "vertex_radius=1e-3"]
 
 
 def run(*args, timeout=600):
-    return subprocess.run([PYTHON, str(REPO / "run" / "triaxial.py"), *args], capture_output=True,
+    return subprocess.run([PYTHON, "-m", "ecs_dem.run.triaxial", *args], capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -114,7 +115,7 @@ def test_sigterm_during_loading_and_restart_give_the_uninterrupted_series(finish
     assert res.returncode == 0, res.stderr
     (tmp_path / "small_seed1_packing.npz").write_bytes(
         (reference / "small_seed1_packing.npz").read_bytes())
-    cmd = [PYTHON, str(REPO / "run" / "triaxial.py"), *settings(tmp_path)]
+    cmd = [PYTHON, "-m", "ecs_dem.run.triaxial", *settings(tmp_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     for line in proc.stdout:  # the first record of the loading phase
@@ -153,7 +154,7 @@ def test_a_run_that_breaks_down_stops_with_the_error_and_keeps_its_curves(tmp_pa
     assert "the curves to the stop" in res.stdout
     # on several ranks every rank ends at the error: the report tool rewrites the curves
     (tmp_path / "small_patch_seed1.csv").unlink()
-    again = subprocess.run([PYTHON, str(REPO / "run" / "triaxial_report.py"),
+    again = subprocess.run([PYTHON, "-m", "ecs_dem.run.triaxial.report",
                             str(tmp_path / "small_patch_seed1.h5")],
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
@@ -246,8 +247,8 @@ def test_a_sample_with_no_room_at_the_start_scale_is_an_input_error():
     from ecs_dem.errors import InputError
     from helpers import load_driver
 
-    triaxial = load_driver("triaxial")  # puts run/ on sys.path for its sibling modules
-    from triaxial_preparation import insert
+    triaxial = load_driver("triaxial")
+    from ecs_dem.run.triaxial.preparation import insert
 
     cfg = dict(triaxial.DEFAULTS, prep_start_scale=1.0, grains=5000)
     with pytest.raises(InputError, match="no room for grain .* lower it or the solid fraction"):
@@ -257,7 +258,7 @@ def test_a_sample_with_no_room_at_the_start_scale_is_an_input_error():
 def test_sigterm_during_the_preparation_stops_the_run_without_a_packing(tmp_path):
     """The preparation has no checkpoint: it used to return its unfinished packing on
     SIGTERM, cache it as the sample's, and go on into the test."""
-    proc = subprocess.Popen([PYTHON, str(REPO / "run" / "triaxial.py"),
+    proc = subprocess.Popen([PYTHON, "-m", "ecs_dem.run.triaxial",
                              *settings(tmp_path, ["prep_grow_time=0.2"])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in proc.stdout:
@@ -276,7 +277,7 @@ def test_curves_that_cannot_be_written_say_how_to_write_them_later(tmp_path, mon
     same full disk and ended in a traceback from its own error handler."""
     from helpers import load_driver
 
-    triaxial = load_driver("triaxial")
+    triaxial = load_driver("triaxial.driver")  # the module whose write_curves looks it up
 
     def no_room(h5, csv_path):
         raise OSError(28, "No space left on device", str(csv_path))
@@ -287,8 +288,8 @@ def test_curves_that_cannot_be_written_say_how_to_write_them_later(tmp_path, mon
     triaxial.write_curves(tmp_path / "small_patch_seed1.h5", tmp_path / "small_patch_seed1.csv",
                           cfg, lines.append, "done: ")
     assert lines == ["  the curves could not be written (No space left on device): make room, "
-                     f"then python run/triaxial_report.py {tmp_path / 'small_patch_seed1.h5'} "
-                     f"--sigma-c {cfg['confining_stress']:g}"]
+                     "then python -m ecs_dem.run.triaxial.report "
+                     f"{tmp_path / 'small_patch_seed1.h5'} --sigma-c {cfg['confining_stress']:g}"]
 
 
 def test_a_damaged_packing_cache_is_prepared_again_and_a_full_disk_leaves_none(
@@ -298,8 +299,7 @@ def test_a_damaged_packing_cache_is_prepared_again_and_a_full_disk_leaves_none(
     from ecs_dem.comm import SerialComm
     from helpers import load_driver
 
-    load_driver("triaxial")  # puts run/ on sys.path for its sibling modules
-    import triaxial_preparation as prep
+    from ecs_dem.run.triaxial import preparation as prep
 
     made = {"position": np.zeros((2, 3)), "radius": np.ones(2), "solid_fraction": 0.6}
     calls = []

@@ -1,17 +1,13 @@
-"""run/triaxial_report.py on synthetic curves whose figures follow by hand: the summary's
+"""ecs_dem.run.triaxial.report on synthetic curves whose figures follow by hand: the summary's
 peak, friction angle sin(phi) = sigma_d / (sigma_d + 2 sigma_c) and dilatancy
 sin(psi) = -d eps_v/d eps / (2 - d eps_v/d eps); the model comparison's scatter and
 difference of means."""
 import math
-import sys
 
 import numpy as np
 import pytest
 
-from helpers import REPO
-
-sys.path.insert(0, str(REPO / "run"))
-from triaxial_report import compare_models, summarise  # noqa: E402
+from ecs_dem.run.triaxial.report import compare_models, main, summarise
 
 EPS = np.linspace(0.0, 0.15, 301)
 
@@ -55,7 +51,6 @@ def test_a_file_that_is_not_a_triaxial_output_is_an_error_not_a_traceback(tmp_pa
     """Another driver's output (vector time-series columns) was a TypeError from the CSV
     writer; a file that is not HDF5 was an OSError traceback."""
     import h5py
-    from triaxial_report import main
 
     pour = tmp_path / "pour.h5"
     with h5py.File(pour, "w") as f:

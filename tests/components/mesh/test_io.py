@@ -5,7 +5,6 @@ missing, unreadable and non-triangle files give InputError naming the path
 and the fix; surfaces come back from synthetic snapshot and checkpoint files
 (h5py, in the documented layouts) and through run/export_surface.py.
 """
-import importlib.util
 import subprocess
 
 import h5py
@@ -265,11 +264,11 @@ def test_surface_from_checkpoint(tmp_path, rng):
 # ---------------------------------------------------------------------------- run/export_surface.py
 
 def export_main():
-    """run/export_surface.py's main(), loaded in this process (a subprocess spends ~1.5 s importing)."""
-    spec = importlib.util.spec_from_file_location("export_surface", REPO / "run" / "export_surface.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    """run/export_surface.py's main(), imported in this process (a subprocess spends ~1.5 s
+    importing)."""
+    from ecs_dem.run.export_surface import main
+
+    return main
 
 
 def test_export_surface_script(tmp_path, rng):

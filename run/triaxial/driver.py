@@ -5,11 +5,11 @@ platens is confined by the membrane's stress sigma_c and by the servo-driven
 top platen, held until equilibrium, then loaded axially by the top platen at
 ``platen_speed`` with the confining stress held, to ``max_strain``.
 
-    python run/triaxial.py                          # small sample (the default), a few minutes
-    python run/triaxial.py --case 1                 # the paper's case 1 (h0 100 mm, R 25 mm)
-    python run/triaxial.py --case 1 --model particle
-    mpiexec.mpich -n 2 .venv/bin/python run/triaxial.py --case 2 --set seed=2
-    python run/triaxial.py --set confining_stress=50e3 --set max_strain=0.2
+    python -m ecs_dem.run.triaxial                  # small sample (the default), a few minutes
+    python -m ecs_dem.run.triaxial --case 1         # the paper's case 1 (h0 100 mm, R 25 mm)
+    python -m ecs_dem.run.triaxial --case 1 --model particle
+    mpiexec.mpich -n 2 .venv/bin/python -m ecs_dem.run.triaxial --case 2 --set seed=2
+    python -m ecs_dem.run.triaxial --set confining_stress=50e3 --set max_strain=0.2
 
 Cases: ``small`` (h 60 mm, R 15 mm, about 350 grains), ``1`` (100 mm,
 25 mm, about 1,700 grains), ``2`` (140 mm, 35 mm, about 4,700 grains).
@@ -65,12 +65,12 @@ stable limit (omega dt below 0.1). Case 1's MSS_patch runs never squeezed a
 triangle below 0.35 of its area; MSS_particle's barrier acts on a handful of
 its 21,000 triangles at a time.
 
-Preparation (run/triaxial_preparation.py): random insertion without
+Preparation (``preparation.py`` beside this file): random insertion without
 contacts, Lubachevsky-Stillinger growth in a rigid cylinder, overlaps
 removed; cached per case and seed, shared by both models.
 
-Loading and measurement: run/triaxial_control.py (phases, equilibrium
-criterion, how each stress is measured).
+Loading and measurement: ``control.py`` (phases, equilibrium criterion, how
+each stress is measured). The curves and the case's summary: ``report.py``.
 
 Outputs, in ``output/triaxial/`` (``<run>`` = ``<case>_<model>_seed<seed>``):
 ``<run>.csv`` (time series: phase, strain, stresses, volume, kinetic energy),
@@ -97,7 +97,7 @@ A run that breaks down (a membrane element collapsed or overstretched) prints
 ``error: ...`` and exits with code 3, keeping everything written so far; on
 one rank it also writes the CSV and the case report. On several ranks the
 engine ends every rank at once (``World.run``: the error is usually on one
-rank only), and ``python run/triaxial_report.py output/triaxial/<run>.h5``
+rank only), and ``python -m ecs_dem.run.triaxial.report output/triaxial/<run>.h5``
 writes them.
 """
 from __future__ import annotations
@@ -107,9 +107,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-from ecs_dem import Box, InputError, StateError, UnstableTimeStepError, World
+from ecs_dem import Box, InputError, UnstableTimeStepError, World
 from ecs_dem.comm import default_comm
 from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membrane_vertices,
                                           set_stress)
@@ -117,11 +115,11 @@ from ecs_dem.components.mesh.generators import cylinder
 from ecs_dem.components.particles import add_particles, attach_to_wall, create_particle_table
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
-from ecs_dem.config import check_ranges, load_config
-from ecs_dem.errors import ConfigValueError, RunStopped
+from ecs_dem.config import check_ranges
+from ecs_dem.driver import run_driver
+from ecs_dem.errors import ConfigValueError
 from ecs_dem.memory import check_particle_count
-from ecs_dem.runner import RUN_DEFAULTS, check_restart, error_exit, open_output, run_world
-from ecs_dem.soft_kill import SoftKill
+from ecs_dem.runner import RUN_DEFAULTS, check_restart
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
@@ -134,11 +132,9 @@ from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.systems.walls.motion import WallMotion
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from triaxial_control import (BOTTOM, TOP, RadialLoad, TriaxialControl,  # noqa: E402
-                              create_state_table, is_done)
-from triaxial_preparation import PREPARATION_DEFAULTS, grain_count, packing  # noqa: E402
-from triaxial_report import write_case_report, write_run_csv  # noqa: E402
+from .control import BOTTOM, TOP, RadialLoad, TriaxialControl, create_state_table, is_done
+from .preparation import PREPARATION_DEFAULTS, grain_count, packing
+from .report import write_case_report, write_run_csv
 
 CASES = {
     "small": {"radius": 0.015, "height": 0.06, "solid_fraction": 0.55},
@@ -263,7 +259,7 @@ RANGES = (
     ("collapse_stiffness", 0.0, math.inf, True), ("sample_every", 1, math.inf, True),
     ("snapshot_every", 0, math.inf, True), ("checkpoint_every", 0, math.inf, True),
     ("seed", 0, math.inf, True), ("grains", 0, math.inf, True),
-    # the preparation (run/triaxial_preparation.py)
+    # the preparation (preparation.py)
     ("prep_start_scale", 0.0, 1.0, "(]"), ("prep_speed", 0.0, math.inf, True),
     ("prep_grow_time", 0.0, math.inf, False), ("prep_relax_time", 0.0, math.inf, True),
     # the materials, as add_species and add_membrane accept them, so that a bad one stops
@@ -384,84 +380,70 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
     return world, control
 
 
-def main(argv=None) -> int:
-    with SoftKill():  # one block from the preparation to the end: no signal is lost between
-        return run_triaxial(argv)
-
-
-def run_triaxial(argv) -> int:
-    comm = default_comm()
-    log = print if comm.rank == 0 else (lambda *a, **k: None)
-    output = None
+def run_triaxial(job) -> int:
+    cfg = job.cfg
+    job.on_stop = lambda: "no packing written (the next run prepares it again)"
+    directory = Path(cfg["output_dir"])
+    name = run_name(cfg)
+    h5, csv_path = directory / f"{name}.h5", directory / f"{name}.csv"
+    # checks the path, opens nothing: the file is written from the first record on, so an
+    # input error until then leaves an earlier run's files as they were
+    output = job.open_output(h5, checkpoint_beside=True)
+    # a run that broke down on one rank (several: World.run ended them): the curves to the
+    # stop, from what the file holds
+    job.on_breakdown = lambda: output.opened and job.write(
+        write_curves, h5, csv_path, cfg, job.print, "  the curves to the stop: ")
+    if cfg["restart"]:  # before a packing is prepared for a run that cannot continue
+        check_restart(cfg["restart"], cfg, IDENTITY, log=lambda *a: None)
     try:
-        defaults, rest = choose_case_and_model(argv)
-        cfg = load_config(defaults, rest, description=__doc__.splitlines()[0]
-                          + " (--case small|1|2, --model patch|particle)")
-        check_sample(cfg)
-        directory = Path(cfg["output_dir"])
-        name = run_name(cfg)
-        if not cfg["checkpoint"]:
-            cfg["checkpoint"] = str(directory / f"{name}.checkpoint.h5")
-        h5 = directory / f"{name}.h5"
-        # checks the path, opens nothing: the file is written from the first record on, so an
-        # input error until then leaves an earlier run's files as they were
-        output = open_output(h5, cfg, comm)
-        if cfg["restart"]:  # before a packing is prepared for a run that cannot continue
-            check_restart(cfg["restart"], cfg, IDENTITY, log=lambda *a: None)
-        pack = packing(cfg, directory / f"{cfg['case']}_seed{cfg['seed']}_packing.npz", comm, log)
-        log(f"triaxial {name}: {pack['radius'].size} grains, solid fraction {pack['solid_fraction']:.4f} "
-            f"(radii scaled by {pack['shrink']:.5f} to remove the preparation's overlaps)")
+        pack = packing(cfg, directory / f"{cfg['case']}_seed{cfg['seed']}_packing.npz",
+                       job.comm, job.print)
+        job.print(f"triaxial {name}: {pack['radius'].size} grains, solid fraction "
+                  f"{pack['solid_fraction']:.4f} (radii scaled by {pack['shrink']:.5f} to remove "
+                  "the preparation's overlaps)")
         if pack["shrink"] < 0.99:
-            log("  warning: the preparation overlapped by more than 1 %: solid_fraction is above "
-                "jamming for this cylinder; lower it for grains closer to their radii")
+            job.print("  warning: the preparation overlapped by more than 1 %: solid_fraction is "
+                      "above jamming for this cylinder; lower it for grains closer to their radii")
         t0 = time.perf_counter()
         with output:
-            world, control = build_world(cfg, pack, output, comm, log)
+            world, control = build_world(cfg, pack, output, job.comm, job.print)
             shear_time = cfg["height"] * (1 - math.exp(-cfg["max_strain"])) / cfg["platen_speed"]
             limit = int(math.ceil(1.5 * (cfg["confine_ramp"] + cfg["confine_max"] + shear_time)
                                   / world.dt))
-            log(f"  dt = {world.dt:.3g} s, membrane {cfg['model']}, "
-                f"sigma_c = {cfg['confining_stress'] / 1e3:g} kPa")
-            status = run_world(world, cfg, limit, until=is_done, check_every=cfg["sample_every"],
-                               identity=IDENTITY)
+            job.print(f"  dt = {world.dt:.3g} s, membrane {cfg['model']}, "
+                      f"sigma_c = {cfg['confining_stress'] / 1e3:g} kPa")
+            status = job.run_world(world, limit, until=is_done, check_every=cfg["sample_every"],
+                                   identity=IDENTITY)
             elapsed = time.perf_counter() - t0
             if world.stop_requested:
                 return status
             if not is_done(world):
-                log(f"  the run reached its step limit ({limit}) before max_strain")
-    except UnstableTimeStepError as exc:
+                job.print(f"  the run reached its step limit ({limit}) before max_strain")
+    except UnstableTimeStepError as exc:  # name the key that sets the step here
         key = "particle_dt_fraction" if cfg["model"] == "particle" else "dt_fraction"
-        print(f"error: {exc}\n  here: lower {key} (now {cfg[key]:g}, a fraction of the "
-              "grains' Rayleigh time)", file=sys.stderr)
-        return 2
-    except InputError as exc:
-        return error_exit(exc)
-    except RunStopped as exc:  # in the preparation, which keeps no checkpoint
-        log(f"{exc}: no packing written (the next run prepares it again)")
-        return 128 + exc.signal
-    except StateError as exc:  # the run broke down on one rank (several: World.run ended them)
-        print(f"error: {exc}", file=sys.stderr)
-        if comm.rank == 0 and output is not None and output.opened:  # the curves to the stop
-            write_curves(h5, directory / f"{name}.csv", cfg, log, "  the curves to the stop: ")
-        return 3
-    if comm.rank == 0:
-        write_curves(h5, directory / f"{name}.csv", cfg, log,
-                     f"done in {elapsed:.1f} s ({world.step - world.first_step} steps): ",
-                     f", {h5.with_suffix('.xdmf')} (ParaView)")
+        raise UnstableTimeStepError(f"{exc}\n  here: lower {key} (now {cfg[key]:g}, a fraction "
+                                    "of the grains' Rayleigh time)") from None
+    job.write(write_curves, h5, csv_path, cfg, job.print,
+              f"done in {elapsed:.1f} s ({world.step - world.first_step} steps): ",
+              f", {h5.with_suffix('.xdmf')} (ParaView)")
     return 0
+
+
+def main(argv=None) -> int:
+    return run_driver(argv, defaults=choose_case_and_model, check=check_sample, run=run_triaxial,
+                      description=__doc__.splitlines()[0]
+                      + " (--case small|1|2, --model patch|particle)", soft_kill=True,
+                      prog="python -m ecs_dem.run.triaxial")
 
 
 def write_curves(h5: Path, csv_path: Path, cfg, log, before: str, after: str = "") -> None:
     """The run's CSV and its case's summary and plots, from its HDF5 file; a disk without
-    room for them says how to write them later instead of ending in a traceback."""
+    room for them says how to write them later instead of ending in a traceback. Not
+    collective (rank 0 writes them: ``Job.write``)."""
     try:
         log(f"{before}{write_run_csv(h5, csv_path)}{after}")
         for line in write_case_report(csv_path.parent, cfg["case"], cfg["confining_stress"]):
             log(line)
     except OSError as exc:
         log(f"  the curves could not be written ({exc.strerror or exc}): make room, then "
-            f"python run/triaxial_report.py {h5} --sigma-c {cfg['confining_stress']:g}")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            f"python -m ecs_dem.run.triaxial.report {h5} --sigma-c {cfg['confining_stress']:g}")

@@ -50,11 +50,13 @@ import math
 
 import numpy as np
 
+from ecs_dem import observe
 from ecs_dem.components.membranes import stress_at
 from ecs_dem.errors import StateError
 from ecs_dem.components.particles import KIND_GRAIN, KIND_MEMBRANE_VERTEX
 from ecs_dem.components.walls import SERVO, VELOCITY
 from ecs_dem.system import Stage, System
+from ecs_dem.systems.diagnostics import kinetic_energy
 from ecs_dem.systems.membrane.diagnostics import membrane_measures
 from ecs_dem.table import Field, Halo, Table
 
@@ -103,7 +105,7 @@ class RadialLoad(System):
         free = (p.kind[:n] == KIND_MEMBRANE_VERTEX) & ~p.fixed[:n]
         x, f = p.position[:n][free], p.force[:n][free]
         rho = np.maximum(np.hypot(x[:, 0], x[:, 1]), 1e-300)
-        self.radial = world.comm.sum(float(np.sum((f[:, 0] * x[:, 0] + f[:, 1] * x[:, 1]) / rho)))
+        self.radial = observe.total(world, (f[:, 0] * x[:, 0] + f[:, 1] * x[:, 1]) / rho)
 
 
 class TriaxialControl(System):
@@ -144,7 +146,7 @@ class TriaxialControl(System):
 
     def measure(self, world) -> dict:
         """The quantities of the module docstring now (collective)."""
-        p, w, comm = world.particles, world.walls, world.comm
+        p, w = world.particles, world.walls
         n = p.n_owned
         h = float(w.point[TOP, 2] - w.point[BOTTOM, 2])
         v_membrane = float(membrane_measures(world)["membrane_volume"][0])
@@ -157,15 +159,14 @@ class TriaxialControl(System):
         volume = math.pi * radius**2 * h
         area = volume / h
         grain = p.kind[:n] == KIND_GRAIN
-        kinetic = comm.sum(0.5 * float(np.sum(p.mass[:n][grain]
-                                              * np.sum(p.velocity[:n][grain] ** 2, axis=1))))
+        kinetic = kinetic_energy(world, grain)
         x, r = p.position[:n][grain], p.radius[:n][grain]
         vertex = p.kind[:n] == KIND_MEMBRANE_VERTEX
-        outer = comm.max(float(np.hypot(p.position[:n][vertex, 0], p.position[:n][vertex, 1])
-                               .max(initial=0.0)))
-        escaped = comm.sum(int(np.count_nonzero(
-            (x[:, 2] < w.point[BOTTOM, 2] - r) | (x[:, 2] > w.point[TOP, 2] + r)
-            | (np.hypot(x[:, 0], x[:, 1]) > outer + r))))
+        outer = observe.largest(world, np.hypot(p.position[:n, 0], p.position[:n, 1]),
+                                where=vertex, empty=0.0)
+        escaped = observe.count(world, (x[:, 2] < w.point[BOTTOM, 2] - r)
+                                | (x[:, 2] > w.point[TOP, 2] + r)
+                                | (np.hypot(x[:, 0], x[:, 1]) > outer + r))
         top, bottom = float(w.force[TOP, 2]), -float(w.force[BOTTOM, 2])
         sigma_m = float(stress_at(world.membranes, world.time)[0])
         contact = self.contact_load.radial

@@ -164,7 +164,8 @@ def main(argv=None) -> int:
     """Rewrite a run's CSV and its case's summary and plots from the run's HDF5 file: what a
     run on several ranks that broke down leaves to do (every rank ended at once)."""
     import argparse
-    ap = argparse.ArgumentParser(description=main.__doc__.split(":")[0])
+    ap = argparse.ArgumentParser(prog="python -m ecs_dem.run.triaxial.report",
+                                 description=main.__doc__.split(":")[0])
     ap.add_argument("h5", type=Path, help="output/triaxial/<case>_<model>_seed<seed>.h5")
     ap.add_argument("--sigma-c", type=float, default=1e5, help="confining stress (Pa)")
     args = ap.parse_args(argv)

@@ -40,12 +40,13 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from ecs_dem import Box, InputError, World
+from ecs_dem import Box, InputError, World, observe
 from ecs_dem.components.membranes import add_membrane
 from ecs_dem.components.mesh.generators import cylinder
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
+from ecs_dem.driver import on_rank_0
 from ecs_dem.runner import run_or_stop
 from ecs_dem.system import Stage, System
 from ecs_dem.systems.contact.pair_forces import ContactForces
@@ -93,8 +94,7 @@ class GrowRadii(System):
         self.jump = 0.0
 
     def setup(self, world) -> None:
-        p = world.particles
-        r_max = world.comm.max(float(p.full_radius[:p.n_owned].max(initial=0.0)))
+        r_max = observe.largest(world, world.particles.full_radius, empty=0.0)
         self.jump = self.max_jump / max(r_max, 1e-300)
 
     def run(self, world) -> None:
@@ -216,13 +216,7 @@ def largest_overlap(position, radius, height, mesh) -> float:
 def gather_grains(world) -> tuple[np.ndarray, np.ndarray]:
     """Positions and radii of every grain on every rank, in gid order."""
     p = world.particles
-    n = p.n_owned
-    grains = p.kind[:n] == 0
-    parts = world.comm.allgather_object((p.gid[:n][grains], p.position[:n][grains],
-                                         p.radius[:n][grains]))
-    gid = np.concatenate([q[0] for q in parts])
-    order = np.argsort(gid)
-    return (np.concatenate([q[1] for q in parts])[order], np.concatenate([q[2] for q in parts])[order])
+    return observe.gather_by_gid(world, p, ("position", "radius"), where=p.kind == 0, root=None)
 
 
 def prepare(cfg: dict, comm=None, log=print) -> dict:
@@ -256,16 +250,19 @@ def packing(cfg: dict, path: Path, comm, log=print) -> dict:
             log(f"  the cached packing {path} cannot be read ({type(exc).__name__}): "
                 "preparing it again")
     result = prepare(cfg, comm, log)
-    if comm.rank == 0:
-        # written whole or not at all: a half-written cache would stop every later run
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        try:
-            np.savez(tmp, key=key, **result)
-            os.replace(tmp, path)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            log(f"  the packing could not be cached at {path} ({exc.strerror or exc}): "
-                "the run goes on; the next one prepares it again")
-    comm.barrier()
+    on_rank_0(comm, save_packing, path, key, result, log, wait=True)
     return result
+
+
+def save_packing(path: Path, key: np.ndarray, result: dict, log=print) -> None:
+    """The packing cache, written whole or not at all: a half-written cache would stop every
+    later run; a disk without room leaves none (and says so), and the run goes on."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    try:
+        np.savez(tmp, key=key, **result)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        log(f"  the packing could not be cached at {path} ({exc.strerror or exc}): "
+            "the run goes on; the next one prepares it again")
