@@ -111,17 +111,6 @@ def fix_particles(world, gids) -> None:
     world.particles.angular_velocity[rows] = 0.0
 
 
-def move_particles(world, gids, velocity) -> None:
-    """Move these particles at a prescribed constant velocity (m/s), whatever the forces on them."""
-    v = np.asarray(velocity, dtype=np.float64)
-    if v.shape != (3,) or not np.all(np.isfinite(v)):
-        raise InputError(f"move_particles: velocity must be a finite 3-vector in m/s (got {velocity})")
-    rows = world.particles.rows_of(np.atleast_1d(gids))
-    world.particles.fixed[rows] = True
-    world.particles.velocity[rows] = v
-    world.particles.angular_velocity[rows] = 0.0
-
-
 def attach_to_wall(world, gids, wall: int) -> None:
     """Make these particles move with a wall (its prescribed or servo velocity, every step):
     the end rings of a triaxial membrane follow the platens. The wall-motion system sets

@@ -152,8 +152,6 @@ class Table:
         self._attribute_views: list[str] = []  # column views cached as attributes (__getattr__)
         self._ghost_views: dict[str, np.ndarray] = {}  # with_ghosts, until the structure changes
         self.next_gid = 0
-        self._gid_map: np.ndarray | None = None
-        self._gid_map_epoch = -1
         self._lookup: GidLookup | None = None
         self._lookup_key = None
         self._views: dict = {}
@@ -431,27 +429,6 @@ class Table:
         self._touch()
 
     # --------------------------------------------------------------- gid map
-    def gid_to_row(self) -> np.ndarray:
-        """Dense map gid -> owned row (-1 where the gid is not owned here).
-
-        For tables whose gids are compact (0..N-1, as particles): an array as
-        long as the largest gid. Rebuilt after every structural change;
-        ghosts are not in it. For any table, and for ghost rows, use
-        :meth:`lookup`.
-        """
-        if self._gid_map_epoch != self.epoch or self._gid_map is None:
-            gids = self.gid
-            size = int(gids.max()) + 1 if gids.size else 0
-            size = max(size, self.next_gid)
-            if size > 8 * gids.size + 1024:
-                raise InputError(f"table '{self.name}': gids are too sparse for a dense map "
-                                 f"(largest gid {size - 1}); use table.lookup()")
-            m = np.full(size, -1, dtype=np.int64)
-            m[gids] = np.arange(gids.size, dtype=np.int64)
-            self._gid_map = m
-            self._gid_map_epoch = self.epoch
-        return self._gid_map
-
     def lookup(self) -> GidLookup:
         """Local rows of gids over owned and ghost rows (``ecs_dem.gid_lookup``).
 

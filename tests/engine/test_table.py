@@ -75,16 +75,15 @@ def test_remove_with_boolean_mask():
     np.testing.assert_array_equal(t.gid, [1, 3, 4])
 
 
-def test_gid_to_row_and_rows_of(rng):
+def test_rows_of_and_owned_lookup(rng):
     t = make_table()
     t.append(12)
     t.permute(rng.permutation(12))
     t.remove(np.array([2, 5]))
-    m = t.gid_to_row()
-    for row, g in enumerate(t.gid):
-        assert m[g] == row
+    np.testing.assert_array_equal(t.rows_of(t.gid), np.arange(t.n_owned))
     missing = sorted(set(range(12)) - set(t.gid.tolist()))
-    assert np.all(m[missing] == -1)
+    assert len(missing) == 2
+    np.testing.assert_array_equal(t.lookup().rows(missing, owned_only=True), [-1, -1])
     gids = t.gid[[4, 0, 7]]
     np.testing.assert_array_equal(t.rows_of(gids), [4, 0, 7])
     with pytest.raises(InputError, match=str(missing[0])):
@@ -98,12 +97,18 @@ def test_gid_to_row_and_rows_of(rng):
     np.testing.assert_array_equal(t.rows_of(t.gid), np.arange(t.n_owned))
 
 
-def test_gid_to_row_ignores_ghost_rows():
+def test_rows_of_gives_owned_rows_not_ghost_copies():
     t = make_table()
     t.append(4)
     t.resize_ghosts(2)
     t.column("gid")[4:6] = [1, 2]  # ghost copies of owned gids
     np.testing.assert_array_equal(t.rows_of([1, 2]), [1, 2])
+    t.column("gid")[4:6] = [7, 8]  # ghosts of gids owned elsewhere
+    t.resize_ghosts(2)  # a structural change: the lookup is rebuilt
+    with pytest.raises(InputError, match="7"):
+        t.rows_of([7])
+    np.testing.assert_array_equal(t.lookup().rows([7, 8, 3], owned_only=True), [-1, -1, 3])
+    np.testing.assert_array_equal(t.lookup().rows([7, 8]), [4, 5])
 
 
 def test_add_field_on_populated_table_gets_defaults():

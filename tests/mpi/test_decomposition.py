@@ -112,7 +112,7 @@ def test_spring_net_crossing_ranks_matches_one_rank():
     assert _max_relative_difference(a, b, float(par.box.length.max())) < 1e-9
     # springs live with their anchor: every spring's anchor is owned where the spring is
     s = par.springs
-    assert np.all(par.particles.gid_to_row()[s.vertices[:, 0]] >= 0)
+    assert np.all(par.particles.lookup().rows(s.vertices[:, 0], owned_only=True) >= 0)
     assert par.comm.sum(s.n_owned) == 3 * 16 * 16
     moved = max(float(np.max(np.abs(b[g][0] - spring_net(SerialComm()).particles.position[g])))
                 for g in list(b)[:50])

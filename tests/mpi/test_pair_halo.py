@@ -48,18 +48,18 @@ class SumOverlapsOnOwners(System):
 
     def run(self, world):
         p, q = world.particles, world.pairs
-        owned_row = p.gid_to_row()
+        lookup = p.lookup()
         gi, gj = q.with_ghosts("gid_i"), q.with_ghosts("gid_j")
         ov = q.with_ghosts("overlap")
         total = np.zeros(p.n_owned)
         for g, sign in ((gi, True), (gj, False)):
-            rows = np.where(g < owned_row.size, owned_row[np.minimum(g, owned_row.size - 1)], -1)
+            rows = lookup.rows(g, owned_only=True)
             mine = rows >= 0
             if sign:  # the anchor side: count only owned pair rows (ghost rows have a ghost anchor)
                 mine &= np.arange(g.size) < q.n_owned
             np.add.at(total, rows[mine], ov[mine])
         p.overlap_sum[...] = total
-        j_rows = np.where(gj < owned_row.size, owned_row[np.minimum(gj, owned_row.size - 1)], -1)
+        j_rows = lookup.rows(gj, owned_only=True)
         q.with_ghosts("acknowledged")[j_rows >= 0] += 1.0
 
 
