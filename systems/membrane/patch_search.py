@@ -17,7 +17,8 @@ makes the ghost layer wide enough.
 
 ``patch_pairs`` rows: ``gid_i`` the grain's gid (the anchor), ``triangle``
 the triangle's gid, ``i`` the grain's row, ``t`` the triangle's row in
-``membrane_triangles``; ``gid`` = (a + b)(a + b + 1)/2 + b of the two gids, unique.
+``membrane_triangles``; ``gid`` the pair id of (grain gid, triangle gid), unique
+(``neighbor_kernels.pair_ids``, as the ``pairs`` table's).
 Rows are grouped by grain. Every other field (the law's tangential history,
 one spring per touching patch) is carried over by (grain, triangle) at each
 rebuild (systems.contact.table), so it survives rebuilds, migration and
@@ -54,46 +55,20 @@ def patch_pair_table(world) -> Table:
     return world.tables["patch_pairs"]
 
 
-def patch_pair_id(grain_gid, triangle_gid):
-    """(a + b)(a + b + 1)/2 + b: a unique id of a (grain, triangle) gid pair."""
-    a = np.asarray(grain_gid, dtype=np.int64)
-    b = np.asarray(triangle_gid, dtype=np.int64)
-    return (a + b) * (a + b + 1) // 2 + b
-
-
 @kernel
-def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell, dims,
-                     out_grain, out_tri):
+def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell, dims, start,
+                     members, out_grain, out_tri):
     """Candidate (grain, triangle) pairs (module docstring); returns how many there are.
 
-    grains: rows of the grains to search; tri_rows (m, 3) vertex rows; use[t] False skips a
-    triangle. Writes up to out_grain.size pairs (indices into grains and triangles); the
-    caller grows the arrays and calls again when the count is larger.
+    grains: rows of the grains to search, binned in the grid (lo, inv_cell, dims) with
+    ``neighbor_kernels.bin_rows`` (start, members: indices into grains); tri_rows (m, 3)
+    vertex rows; use[t] False skips a triangle. Writes up to out_grain.size pairs (indices
+    into grains and triangles); the caller grows the arrays and calls again when the count
+    is larger.
     """
-    n = grains.size
-    ncell = dims[0] * dims[1] * dims[2]
-    cell_of = np.empty(n, dtype=np.int64)
-    start = np.zeros(ncell + 1, dtype=np.int64)
     r_max = 0.0
-    for k in range(n):
-        g = grains[k]
-        r_max = max(r_max, radius[g])
-        c = 0
-        stride = 1
-        for a in range(3):
-            q = int(np.floor((position[g, a] - lo[a]) * inv_cell[a]))
-            q = min(max(q, 0), dims[a] - 1)
-            c += q * stride
-            stride *= dims[a]
-        cell_of[k] = c
-        start[c + 1] += 1
-    for c in range(ncell):
-        start[c + 1] += start[c]
-    fill = start[:ncell].copy()
-    members = np.empty(n, dtype=np.int64)
-    for k in range(n):
-        members[fill[cell_of[k]]] = k
-        fill[cell_of[k]] += 1
+    for k in range(grains.size):
+        r_max = max(r_max, radius[grains[k]])
     cap = out_grain.size
     count = 0
     reach = r_max + skin
@@ -174,17 +149,12 @@ class PatchSearch(System):
         kg = self._scratch.get("grain", cap, np.int64)
         kt = self._scratch.get("tri", cap, np.int64)
         if grains.size and np.any(use):
-            cell = 2.0 * float(radius[grains].max()) + world.skin
             x = position[grains]
-            lo, hi = x.min(axis=0), x.max(axis=0)
-            span = hi - lo
-            dims = np.maximum(np.floor(span / cell).astype(np.int64), 1)
-            while np.prod(dims) > 8 * grains.size + 64:
-                dims = np.maximum(dims // 2, 1)
-            inv_cell = np.where(span > 0, dims / np.maximum(span, 1e-300), 0.0)
+            lo, inv_cell, dims = nk.cell_grid(x, radius[grains], grains.size, world.skin)
+            start, members, _ = nk.bin_rows(x, grains.size, lo, inv_cell, dims)
             while True:
                 count = patch_candidates(grains, position, radius, rows, use, world.skin, lo,
-                                         inv_cell, dims, kg, kt)
+                                         inv_cell, dims, start, members, kg, kt)
                 if count <= kg.size:
                     break
                 kg = self._scratch.get("grain", int(1.2 * count) + 64, np.int64)
@@ -195,10 +165,12 @@ class PatchSearch(System):
         order = np.lexsort((tri_gid, g_rows))  # grouped by grain, then by triangle gid
         g_rows, t_rows, tri_gid = g_rows[order], t_rows[order], tri_gid[order]
         grain_gid = p.gid[g_rows]
+        ids = np.empty(g_rows.size, dtype=np.int64)
+        nk.pair_ids(grain_gid, tri_gid, ids)
         values = dict(i=g_rows.astype(np.int32), t=t_rows.astype(np.int32), gid_i=grain_gid,
-                      triangle=tri_gid, gid=patch_pair_id(grain_gid, tri_gid))
+                      triangle=tri_gid, gid=ids)
         rebuild_contact_table(pairs, IDENTITY, "gid_i", "triangle", values, self._scratch)
         self.builds_done += 1
 
 
-__all__ = ["PatchSearch", "patch_pair_table", "patch_pair_id", "patch_candidates"]
+__all__ = ["PatchSearch", "patch_pair_table", "patch_candidates"]

@@ -84,11 +84,16 @@ def cell_grid(position, radius, n, skin):
 
 
 @kernel
-def pair_ids(gid_i, gid_j, out):
-    """out[k] = gid_j (gid_j - 1) / 2 + gid_i: the unique id of the pair gid_i < gid_j, the same
-    on every rank (the ``pairs`` table's ``gid``)."""
-    for k in range(gid_i.size):
-        out[k] = gid_j[k] * (gid_j[k] - 1) // 2 + gid_i[k]
+def pair_ids(key_i, key_j, out):
+    """out[k] = (a + b)(a + b + 1) / 2 + b for a = key_i[k], b = key_j[k] >= 0 (Cantor's
+    pairing): one id per ordered pair of keys, the same on every rank, the ``gid`` of a contact
+    table's rows (``pairs``: two particle gids, gid_i < gid_j; ``patch_pairs``: a grain's gid
+    and a triangle's, two separate numberings). Unique while a + b < 4.29e9 (int64: the
+    even factor of s (s + 1) is halved before the product, which would overflow above 3.04e9)."""
+    for k in range(key_i.size):
+        s = key_i[k] + key_j[k]
+        triangle = (s // 2) * (s + 1) if s % 2 == 0 else s * ((s + 1) // 2)
+        out[k] = triangle + key_j[k]
 
 
 @inline

@@ -4,8 +4,8 @@ The ``pairs`` table holds one row per candidate pair (closer than
 r_i + r_j + skin at the last rebuild): the particles' gids ``gid_i < gid_j``,
 their local rows ``i``, ``j`` (kept current by the engine on owned and ghost
 pair rows: ``Table(references=...)``, ``ecs_dem.references``) and a unique
-``gid``, the pair id gid_j (gid_j - 1) / 2 + gid_i (``neighbor_kernels.pair_ids``),
-the same on every rank. Rows are anchored to particle gid_i: they migrate
+``gid``, the pair id of (gid_i, gid_j) (``neighbor_kernels.pair_ids``), the same on
+every rank. Rows are anchored to particle gid_i: they migrate
 with it, and travel as ghost rows where it does when a system reads pair
 ghosts (``World.incident_rows`` lists the pairs of every particle row).
 

@@ -1,8 +1,8 @@
-"""Kernels of the neighbour rebuild's history carry-over (systems.neighbors.kernels)."""
+"""Kernels of the neighbour rebuild's history carry-over and pair ids (systems.neighbors.kernels)."""
 import numpy as np
 import pytest
 
-from ecs_dem.systems.neighbors.kernels import take_rows
+from ecs_dem.systems.neighbors.kernels import pair_ids, take_rows
 
 
 @pytest.mark.parametrize("width", [1, 3, 5])
@@ -24,3 +24,22 @@ def test_take_rows_without_old_rows_zeroes_every_row():
     new = np.full((5, 3), 9.0)
     take_rows(np.full(5, -1, dtype=np.int64), np.zeros((0, 3)), new)
     assert (new == 0.0).all() and not np.signbit(new).any()
+
+
+def test_pair_ids_number_every_ordered_pair_of_keys_once():
+    """pair_ids is Cantor's pairing (a + b)(a + b + 1)/2 + b: the ordered pairs of keys 0..n-1
+    get distinct ids, (a, b) and (b, a) differ (a grain and a triangle of equal gids), and
+    the ids of all pairs with a + b < n are exactly 0 .. n(n+1)/2 - 1. Also near the int64
+    limit the docstring states (a + b just under 4.29e9)."""
+    n = 60
+    a, b = (k.ravel().astype(np.int64) for k in np.meshgrid(np.arange(n), np.arange(n)))
+    ids = np.empty(a.size, dtype=np.int64)
+    pair_ids(a, b, ids)
+    assert np.unique(ids).size == a.size
+    small = a + b < n
+    np.testing.assert_array_equal(np.sort(ids[small]), np.arange(n * (n + 1) // 2))
+    big = np.array([4_290_000_000 - 7, 4_290_000_000 - 8]), np.array([5, 6])
+    out = np.empty(2, dtype=np.int64)
+    pair_ids(*big, out)
+    s = 4_290_000_000 - 2
+    assert out.tolist() == [s * (s + 1) // 2 + 5, s * (s + 1) // 2 + 6]
