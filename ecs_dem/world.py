@@ -592,9 +592,7 @@ class World:
             if guard is None:
                 s.run(self)
             else:
-                saved = guard.before(s)
-                s.run(self)
-                guard.after(s, saved)
+                guard.run(s, self)  # debug mode (ecs_dem.declaration_guard)
             timers[name] += _time.perf_counter() - t0
             if shares:
                 self._unsummed.update(shares)
