@@ -93,21 +93,22 @@ class RigidObjectContacts(ContactSystem):
                 raise InputError(f"{self.name}: the world has no {self.table_name} (add them "
                                  "before the first step)")
             self.n_objects = 0
-            self.reads = self.writes = self.accumulates = self.accumulates_owned = {}
             return
         self.n_objects = objects.n_owned
-        if self.attached_field and world.particles.has_field(self.attached_field):
-            self.reads = merged(self.reads, {"particles": (self.attached_field,)})
         self.setup_contacts(world, [world.particles])
-        if self.model is not None:
-            extra = self.model.declarations(self, world)
-            self.reads = merged(self.reads, extra.get("reads", {}))
-            self.writes = merged(self.writes, extra.get("writes", {}))
         self._near_rows = np.zeros(0, dtype=np.int64)
         self._near_objects = np.zeros(0, dtype=np.int64)
         self.near_count = 0
         self._near_key = None  # (structure version, rebuild count) the list was built at
         self._near_objects_then = None  # the shape's arrays then
+
+    def declare(self, world) -> None:
+        if not self.n_objects:  # optional, and the world has none of its objects
+            self.reads = self.writes = self.accumulates = self.accumulates_owned = {}
+            return
+        if self.attached_field and world.particles.has_field(self.attached_field):
+            self.reads = merged(self.reads, {"particles": (self.attached_field,)})
+        super().declare(world)
 
     def law_changed(self, bound) -> None:
         self._arguments_key = None

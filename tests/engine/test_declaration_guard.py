@@ -6,6 +6,7 @@ from ecs_dem import Box, Field, Halo, Stage, System, World
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.declaration_guard import DeclarationError
+from ecs_dem.system import DeclarationFrozen
 
 
 def small_world(debug=True):
@@ -220,3 +221,57 @@ def test_without_debug_the_ghost_rows_are_left_alone():
     np.testing.assert_allclose(p.owned("force")[:, 0], radius[images].sum(), rtol=1e-12)
     assert system.reads_ghosts == {"particles": ("position",)}
 
+
+# ------------------------------------------------------- declarations freeze after set-up
+class LateDeclarer(System):
+    """Declares in ``declare`` what depends on the world: the tag field, if there is one."""
+
+    stage = Stage.FORCES
+
+    def declare(self, world):
+        if world.particles.has_field("tag"):
+            self.writes = {"particles": ("tag",)}
+
+    def run(self, world):
+        if self.writes:
+            world.particles.tag[:] += 1
+
+
+class SetupDeclarer(LateDeclarer):
+    """Changes its declarations in ``setup``, which the world refuses."""
+
+    def setup(self, world):
+        self.writes = {"particles": ("tag",)}
+
+
+def test_declarations_from_declare_are_used_then_frozen():
+    world = small_world()
+    system = world.add_system(LateDeclarer())
+    world.run(2)
+    assert system.writes == {"particles": ("tag",)}
+    assert np.all(world.particles.tag == 3)  # set-up pass + 2 steps
+    with pytest.raises(DeclarationFrozen, match=r"LateDeclarer.writes.*frozen.*declare\(world\)"):
+        system.writes["particles"] = ("tag", "position")
+    with pytest.raises(DeclarationFrozen, match=r"LateDeclarer.reads_ghosts"):
+        system.reads_ghosts.setdefault("particles", ("radius",))
+    with pytest.raises(DeclarationFrozen, match=r"LateDeclarer.accumulates = \.\.\..*frozen"):
+        system.accumulates = {"particles": ("force",)}
+    with pytest.raises(DeclarationFrozen, match=r"LateDeclarer.builds"):
+        system.builds = ("particles",)
+    assert system.writes == {"particles": ("tag",)} and not system.accumulates
+    system.every = 1  # other attributes stay free
+
+
+def test_a_system_added_after_set_up_is_frozen_too():
+    world = small_world()
+    world.setup()
+    system = world.add_system(LateDeclarer())
+    with pytest.raises(DeclarationFrozen, match="LateDeclarer.reads"):
+        system.reads["particles"] = ("radius",)
+
+
+def test_declarations_changed_in_setup_are_refused():
+    world = small_world()
+    world.add_system(SetupDeclarer())
+    with pytest.raises(DeclarationFrozen, match=r"SetupDeclarer.setup changed writes.*declare"):
+        world.setup()
