@@ -128,13 +128,22 @@ class RigidObjectContacts(ContactSystem):
 
     def _geometry_arrays(self, world) -> tuple:
         """The geometry tuple's arrays (``rigid_objects``) but the near list, cached until some
-        table changes structurally (``Table.structure_version``)."""
-        key = Table.structure_version
+        table changes structurally (``Table.structure_version``) or an object's species
+        changes (its material index into the bound law's parameters)."""
+        objects = world.tables[self.table_name]
+        key = (Table.structure_version, objects.species.tobytes())
         if key != self._arguments_key:
-            p, objects = world.particles, world.tables[self.table_name]
+            p = world.particles
             material = objects.species
+            species = world.tables.get("species")
+            bad = (material < -1) | (material >= rigid_material(species))
+            if np.any(bad):
+                raise InputError(
+                    f"{self.table_name}.species[{int(np.argmax(bad))}] = "
+                    f"{int(material[bad][0])} is not a species: give a row of the species "
+                    "table, or -1 for a rigid object")
             self._material = np.where(material >= 0, material, rigid_material(
-                world.tables.get("species"))).astype(np.int64)
+                species)).astype(np.int64)
             names = tuple(f"{self.history_prefix}{f}" for f in self.bound.function.history)
             n = p.n_owned
             self._arguments = (
