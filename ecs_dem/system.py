@@ -43,11 +43,21 @@ displacement of an owned row since ``world.domain.displacement_reference(table)`
 and the first non-finite row (``halo_kernels.fold_displacement`` per row). When
 it is the last INTEGRATE_FIRST system that writes the table's ``position``, the
 world's rebuild check takes the report instead of a pass over the rows.
+
+Declarations are set as class attributes, in ``__init__``, or, where they depend
+on the world (the fields a law adds, the tables present), in ``declare(world)``,
+which the world calls after every system's ``setup`` and before it validates and
+plans. Then they freeze: each becomes a read-only mapping of tuples, and
+changing one (an item, or the attribute) raises :class:`DeclarationFrozen`, as
+does a ``setup`` that changes them (the plan would silently go stale).
 """
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
+
+from .errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .world import World
@@ -69,6 +79,75 @@ DECLARATIONS = ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_o
                 "accumulates_owned", "assigns_owned")
 #: the declarations of REVERSE fields a system adds into
 ACCUMULATIONS = ("accumulates", "accumulates_on_rank", "accumulates_owned")
+#: the attributes that freeze with the declarations
+FROZEN = frozenset(DECLARATIONS + ("builds", "reports_displacement"))
+
+
+class DeclarationFrozen(InputError):
+    """A system's declarations were changed after the world planned with them."""
+
+
+def _frozen_error(system_name: str, what: str) -> DeclarationFrozen:
+    return DeclarationFrozen(
+        f"{system_name}.{what}: a system's declarations are frozen once the world is set up "
+        "(its halo plan is made from them); set them as class attributes, in __init__, or in "
+        "the system's declare(world), which runs after every setup and before planning")
+
+
+class FrozenDeclaration(Mapping):
+    """A declaration after set-up: table name -> tuple of field names, read-only."""
+
+    __slots__ = ("_items", "_where")
+
+    def __init__(self, declaration, where: tuple[str, str]):
+        self._items = {t: tuple(names) for t, names in declaration.items()}
+        self._where = where  # (system name, declaration)
+
+    def __getitem__(self, table):
+        return self._items[table]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def __repr__(self):
+        return f"FrozenDeclaration({self._items!r})"
+
+    def _refuse(self, *args, **kwargs):
+        raise _frozen_error(*self._where)
+
+    __setitem__ = __delitem__ = setdefault = update = pop = popitem = clear = _refuse
+
+
+def declarations_of(system) -> tuple:
+    """The system's declarations as plain data, to compare (``setup`` may not change them)."""
+    return tuple((label, {t: tuple(f) for t, f in getattr(system, label).items()})
+                 if label in DECLARATIONS else (label, tuple(getattr(system, label)))
+                 for label in sorted(FROZEN))
+
+
+def set_up(system, world) -> None:
+    """Run ``system.setup(world)``; it may add fields, tables and systems, not declarations."""
+    before = declarations_of(system)
+    system.setup(world)
+    after = declarations_of(system)
+    if after != before:
+        changed = [a[0] for a, b in zip(after, before) if a != b]
+        raise _frozen_error(system.name, f"setup changed {', '.join(changed)}")
+
+
+def declare_and_freeze(system, world, validate) -> None:
+    """``system.declare(world)``, then ``validate(system)``, then its declarations freeze."""
+    system.declare(world)
+    validate(system)
+    for label in DECLARATIONS:
+        object.__setattr__(system, label, FrozenDeclaration(getattr(system, label),
+                                                            (system.name, label)))
+    for label in ("builds", "reports_displacement"):
+        object.__setattr__(system, label, tuple(getattr(system, label)))
+    object.__setattr__(system, "_declarations_frozen", True)
 
 
 class System:
@@ -90,6 +169,12 @@ class System:
     #: run only on steps divisible by ``every`` (FORCES and OUTPUT systems); 1 = every step.
     #: Set it before the system is added (the world reads it when its system list changes)
     every: int = 1
+    _declarations_frozen: bool = False
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in FROZEN and self._declarations_frozen:
+            raise _frozen_error(self.name, f"{name} = ...")
+        object.__setattr__(self, name, value)
 
     @property
     def name(self) -> str:
@@ -104,7 +189,13 @@ class System:
         return 0.0
 
     def setup(self, world: "World") -> None:
-        """Called once before the first force evaluation: add fields, check input."""
+        """Called once before the first force evaluation: add fields, tables and systems,
+        check input. Declarations are not changed here (``declare``)."""
+
+    def declare(self, world: "World") -> None:
+        """Called once after every system's ``setup``, before the world validates the
+        declarations, plans and freezes them: set here the declarations that depend on the
+        world (module docstring)."""
 
     def run(self, world: "World") -> None:  # pragma: no cover - interface
         raise NotImplementedError(f"{self.name}.run")

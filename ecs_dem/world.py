@@ -68,6 +68,7 @@ from .errors import InputError, OutputError, StateError
 from .references import incidence, resolve_references
 from .soft_kill import SoftKill
 from .system import ACCUMULATIONS, DECLARATIONS, Stage, System
+from .system import declare_and_freeze, set_up
 from .table import Halo, Table
 
 #: exit code of a multi-rank run ended by a StateError (World.run); drivers use it too
@@ -215,9 +216,9 @@ class World:
         or an instance of `before` if it is a class). Order within a stage is list order."""
         if not isinstance(system, System):
             raise InputError(f"{system!r} is not an ecs_dem System")
-        if self._is_prepared:
-            system.setup(self)
-            self._validate(system)
+        if self._is_prepared:  # set up, declared, validated and frozen now (ecs_dem.system)
+            set_up(system, self)
+            declare_and_freeze(system, self, self._validate)
         at = len(self.systems)
         if before is not None:
             match = (lambda s: isinstance(s, before)) if isinstance(before, type) else (
@@ -592,9 +593,7 @@ class World:
             if guard is None:
                 s.run(self)
             else:
-                saved = guard.before(s)
-                s.run(self)
-                guard.after(s, saved)
+                guard.run(s, self)  # debug mode (ecs_dem.declaration_guard)
             timers[name] += _time.perf_counter() - t0
             if shares:
                 self._unsummed.update(shares)
@@ -720,9 +719,9 @@ class World:
             for s in list(self.systems):
                 if id(s) not in done:
                     done.add(id(s))
-                    s.setup(self)
-        for s in self.systems:
-            self._validate(s)
+                    set_up(s, self)
+        for s in self.systems:  # declarations final, validated, frozen (ecs_dem.system)
+            declare_and_freeze(s, self, self._validate)
         ranges = [float(s.interaction_range(self)) for s in self.systems]
         self.domain.ghost_width = self.comm.max(max(ranges, default=0.0)) + self.domain.skin
         self.domain.check_ghost_width()

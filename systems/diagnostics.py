@@ -89,7 +89,7 @@ class Diagnostics(System):
         self.records: list[dict] = []
         self._t0 = None
 
-    def setup(self, world) -> None:
+    def declare(self, world) -> None:
         if "walls" in world.tables:
             self.reads = dict(self.reads, walls=("point", "initial_point", "normal", "force", "area"))
 

@@ -117,7 +117,7 @@ class ContactSystem(System):
     def setup_contacts(self, world, tables) -> None:
         """Add the law's history fields to `tables` (the contact tables: fields per contact,
         or per particle and object with ``history_field``), bind the law, let the model
-        attach; the law's input fields join the ghost reads."""
+        attach (``declare`` then adds the law's and the model's fields to the declarations)."""
         twice = [s.name for s in world.systems if s is not self and isinstance(s, ContactSystem)
                  and s.contact_key == self.contact_key]
         if twice:
@@ -128,11 +128,21 @@ class ContactSystem(System):
             for f in self.law.history:
                 table.add_field(self.history_field(f))
         self._binding.bind(world)
+        if self.model is not None:
+            self.model.attach(self, world)
+
+    def declare(self, world) -> None:
+        """The law's input fields join the ghost reads, the model's declarations the reads
+        and writes (the law was bound and the model attached in ``setup``)."""
+        if self.bound is None:
+            return
         inputs = self.bound.function.inputs
         if inputs:
             self.reads_ghosts = merged(self.reads_ghosts, {"particles": inputs})
         if self.model is not None:
-            self.model.attach(self, world)
+            extra = self.model.declarations(self, world)
+            self.reads = merged(self.reads, extra.get("reads", {}))
+            self.writes = merged(self.writes, extra.get("writes", {}))
 
     @property
     def contact_key(self) -> str:

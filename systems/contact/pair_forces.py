@@ -41,7 +41,7 @@ from ecs_dem.errors import InputError
 from ecs_dem.table import Table
 
 from ecs_dem.systems.contact import pair_geometry
-from ecs_dem.systems.contact.contact_system import ContactSystem, history_columns, merged
+from ecs_dem.systems.contact.contact_system import ContactSystem, history_columns
 from ecs_dem.systems.contact.initial_overlaps import check_initial_overlaps
 from ecs_dem.systems.neighbors.search import mirror_table, pair_table
 
@@ -113,10 +113,6 @@ class ContactForces(ContactSystem):
     def setup(self, world) -> None:
         tables = [pair_table(world)] + ([] if self.newton else [mirror_table(world)])
         self.setup_contacts(world, tables)
-        if self.model is not None:
-            extra = self.model.declarations(self, world)
-            self.reads = merged(self.reads, extra.get("reads", {}))
-            self.writes = merged(self.writes, extra.get("writes", {}))
         self._mirror_flags = type(self._scratch)(0)  # the mirrors' history flags
 
     def law_changed(self, bound) -> None:

@@ -93,21 +93,22 @@ class RigidObjectContacts(ContactSystem):
                 raise InputError(f"{self.name}: the world has no {self.table_name} (add them "
                                  "before the first step)")
             self.n_objects = 0
-            self.reads = self.writes = self.accumulates = self.accumulates_owned = {}
             return
         self.n_objects = objects.n_owned
-        if self.attached_field and world.particles.has_field(self.attached_field):
-            self.reads = merged(self.reads, {"particles": (self.attached_field,)})
         self.setup_contacts(world, [world.particles])
-        if self.model is not None:
-            extra = self.model.declarations(self, world)
-            self.reads = merged(self.reads, extra.get("reads", {}))
-            self.writes = merged(self.writes, extra.get("writes", {}))
         self._near_rows = np.zeros(0, dtype=np.int64)
         self._near_objects = np.zeros(0, dtype=np.int64)
         self.near_count = 0
         self._near_key = None  # (structure version, rebuild count) the list was built at
         self._near_objects_then = None  # the shape's arrays then
+
+    def declare(self, world) -> None:
+        if not self.n_objects:  # optional, and the world has none of its objects
+            self.reads = self.writes = self.accumulates = self.accumulates_owned = {}
+            return
+        if self.attached_field and world.particles.has_field(self.attached_field):
+            self.reads = merged(self.reads, {"particles": (self.attached_field,)})
+        super().declare(world)
 
     def law_changed(self, bound) -> None:
         self._arguments_key = None
@@ -127,13 +128,22 @@ class RigidObjectContacts(ContactSystem):
 
     def _geometry_arrays(self, world) -> tuple:
         """The geometry tuple's arrays (``rigid_objects``) but the near list, cached until some
-        table changes structurally (``Table.structure_version``)."""
-        key = Table.structure_version
+        table changes structurally (``Table.structure_version``) or an object's species
+        changes (its material index into the bound law's parameters)."""
+        objects = world.tables[self.table_name]
+        key = (Table.structure_version, objects.species.tobytes())
         if key != self._arguments_key:
-            p, objects = world.particles, world.tables[self.table_name]
+            p = world.particles
             material = objects.species
+            species = world.tables.get("species")
+            bad = (material < -1) | (material >= rigid_material(species))
+            if np.any(bad):
+                raise InputError(
+                    f"{self.table_name}.species[{int(np.argmax(bad))}] = "
+                    f"{int(material[bad][0])} is not a species: give a row of the species "
+                    "table, or -1 for a rigid object")
             self._material = np.where(material >= 0, material, rigid_material(
-                world.tables.get("species"))).astype(np.int64)
+                species)).astype(np.int64)
             names = tuple(f"{self.history_prefix}{f}" for f in self.bound.function.history)
             n = p.n_owned
             self._arguments = (

@@ -478,13 +478,16 @@ class MembraneBending(System):
         for f in (DAMPING_LOAD, DAMPING_RATE):
             world.particles.add_field(f)
         world.membrane_hinges.add_field(HINGE_FRAME)
-        self.reads_ghosts = {"particles": (*type(self).reads_ghosts["particles"],
-                                           "bending_damping_rate")}
-        self.reads = dict(type(self).reads, membrane_hinges=(
-            *type(self).reads["membrane_hinges"], "frame"))
         for kind in (BendingDampingLoad, BendingDampingRate):
             if not world.has_system(kind):
                 world.add_system(kind(), before=self)
+
+    def declare(self, world) -> None:
+        if self._limited:
+            self.reads_ghosts = {"particles": (*type(self).reads_ghosts["particles"],
+                                               "bending_damping_rate")}
+            self.reads = dict(type(self).reads, membrane_hinges=(
+                *type(self).reads["membrane_hinges"], "frame"))
 
     def _rest_terms(self, hinges) -> np.ndarray:
         """rest_terms of the hinges' rest angles, made again only when the table's rows

@@ -230,7 +230,7 @@ class MultiContactDisplacements(System):
     """W of every contact side (Eq. (1)) from the last step's forces: the first half of MC-DEM.
 
     Runs before the contact systems of its model in the FORCES stage (module docstring);
-    declarations are set in ``setup`` (from the contact systems that take the model).
+    declarations are set in ``declare`` (from the contact systems that take the model).
     """
 
     stage = Stage.FORCES
@@ -256,11 +256,6 @@ class MultiContactDisplacements(System):
         if not any(isinstance(s, ContactForces) for s in systems):
             raise InputError("multi-contact: the model has no pair contact system; add the systems "
                              "of multicontact(law, gamma)")
-        self.reads = {"pairs": ("i", "j"), "particles": ("species",),
-                      "species": ("youngs_modulus", "poisson_ratio")}
-        self.reads_ghosts = {"particles": ("position", "radius"), "pairs": ("mc_force", "mc_offset")}
-        self.accumulates = {"pairs": ("mc_displacement",)}
-        self.writes = {}
         self._rigid = []
         for s in systems:
             if not isinstance(s, RigidObjectContacts) or not s.objects(world):
@@ -269,11 +264,19 @@ class MultiContactDisplacements(System):
             s.n_objects = world.tables[s.table_name].n_owned
             for f in rigid_fields(s.history_prefix, s.n_objects):
                 world.particles.add_field(f)
-            displacement, force, offset = MultiContact._names(s)
-            self.reads = merged(self.reads, {s.table_name: s.shape.FIELDS,
-                                             "particles": (force, offset)})
-            self.writes = merged(self.writes, {"particles": (displacement,)})
             self._rigid.append(s)
+
+    def declare(self, world) -> None:
+        reads = {"pairs": ("i", "j"), "particles": ("species",),
+                 "species": ("youngs_modulus", "poisson_ratio")}
+        writes = {}
+        for s in self._rigid:
+            displacement, force, offset = MultiContact._names(s)
+            reads = merged(reads, {s.table_name: s.shape.FIELDS, "particles": (force, offset)})
+            writes = merged(writes, {"particles": (displacement,)})
+        self.reads, self.writes = reads, writes
+        self.reads_ghosts = {"particles": ("position", "radius"), "pairs": ("mc_force", "mc_offset")}
+        self.accumulates = {"pairs": ("mc_displacement",)}
 
     def run(self, world) -> None:
         p, q = world.particles, world.pairs

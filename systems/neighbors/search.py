@@ -84,16 +84,12 @@ class NeighborSearch(System):
 
     stage = Stage.NEIGHBORS
     reads_ghosts = {"particles": ("position", "radius", "gid", "fixed", "contact_group")}
+    builds = ("pairs",)
 
     def __init__(self):
         self.built_epoch = -1
         self.builds_done = 0
         self._scratch = ScratchArrays()
-        self._tables = {}
-
-    @property
-    def builds(self) -> tuple[str, ...]:
-        return ("pairs", "pair_mirrors") if "pair_mirrors" in self._tables else ("pairs",)
 
     def interaction_range(self, world) -> float:
         r = world.particles.radius
@@ -101,7 +97,10 @@ class NeighborSearch(System):
 
     def setup(self, world) -> None:
         pair_table(world)
-        self._tables = world.tables
+
+    def declare(self, world) -> None:
+        if "pair_mirrors" in world.tables:  # a contact system with newton off made it
+            self.builds = ("pairs", "pair_mirrors")
 
     def before_rebuild(self, world) -> None:
         """Mirror copies of the pairs with data that migration splits and whose gid_j is this

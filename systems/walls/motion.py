@@ -78,13 +78,16 @@ class WallMotion(System):
         p = world.tables.get("particles")
         self.attached = p is not None and p.has_field("wall")
         if self.attached:
-            self.reads = dict(self.reads, particles=("wall",))
-            self.writes = dict(self.writes, particles=("velocity",))
             integrator = next((s for s in world.systems if isinstance(s, IntegrateFirstHalf)), None)
             if integrator is not None and world.systems.index(integrator) < world.systems.index(self):
                 raise InputError("WallMotion must run before the integrator's first half when "
                                  "particles are attached to walls: add it first (or let "
                                  "WallContacts add it)")
+
+    def declare(self, world) -> None:
+        if self.attached:
+            self.reads = dict(self.reads, particles=("wall",))
+            self.writes = dict(self.writes, particles=("velocity",))
 
     def run(self, world) -> None:
         # the servo test runs in the kernel: a numpy test on the few walls took 10-20 us in a

@@ -15,7 +15,9 @@ import pytest
 from helpers import add_particles, add_standard_systems, make_world
 
 from ecs_dem.components.particles import attach_to_wall
+from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
+from ecs_dem.errors import InputError
 from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
 from ecs_dem.systems.contact.linear_spring_dashpot import LinearSpringDashpotLaw
@@ -284,3 +286,29 @@ def test_near_lists_select_the_full_sweeps_contacts_bit_for_bit():
     assert listed.near_builds > rebuilds  # and the wall moved past it between rebuilds
     assert listed.near_builds < 300  # many steps used the lists
     assert listed.near_count < 0.5 * len(a.position)  # entries: grains near either wall
+
+
+def test_a_wall_species_changed_between_steps_is_used_at_the_next_step():
+    # the wall's material index is part of the kernels' cached arguments: a change of
+    # walls.species after set-up must reach them. A resting, overlapping sphere (no velocity,
+    # no integrator) feels 4/3 E* sqrt(R) delta^1.5 with E* from the compliance sum
+    world = wall_world(dt=1e-7)
+    soft_e, soft_nu = 2e7, 0.25
+    soft = add_species(world, youngs_modulus=soft_e, poisson_ratio=soft_nu, density=1000.0)
+    add_wall(world, (0, 0, 0), (0, 0, 1))
+    h = 0.6 * R
+    add_particles(world, np.array([[0.0, 0.0, h]]), R)
+    world.add_system(WallContacts(HertzMindlinLaw()))
+    world.setup()
+
+    def hertz(estar):
+        return 4.0 / 3.0 * estar * math.sqrt(R) * (R - h) ** 1.5
+
+    np.testing.assert_allclose(world.particles.force[0, 2], hertz(ESTAR_WALL), rtol=1e-12)
+    world.walls.species[0] = soft
+    world.step_once()
+    soft_estar = 1.0 / ((1.0 - NU**2) / E + (1.0 - soft_nu**2) / soft_e)
+    np.testing.assert_allclose(world.particles.force[0, 2], hertz(soft_estar), rtol=1e-12)
+    world.walls.species[0] = 2  # no such species
+    with pytest.raises(InputError, match=r"walls.species\[0\] = 2 is not a species.*-1 for a rigid"):
+        world.step_once()
