@@ -3,7 +3,7 @@
     python bench/scaling_model.py strong.json            # strong.json: bench/strong_scaling.py --json
     python bench/scaling_model.py strong.json --latency 1.5e-6 --bandwidth 10e9 --particles 1e6
 
-This machine has two cores, so the cluster is a model (docs/scaling.md):
+This machine has two cores, so the cluster is a model (docs/performance.md):
 
     t(P) = fixed + c (n + kappa g) + forward + vote + rebuild / R
 
