@@ -3,7 +3,7 @@
     python bench/scaling_model.py strong.json            # strong.json: bench/strong_scaling.py --json
     python bench/scaling_model.py strong.json --latency 1.5e-6 --bandwidth 10e9 --particles 1e6
 
-This machine has two cores, so the cluster is a model (docs/scaling.md):
+This machine has two cores, so the cluster is a model (docs/performance.md):
 
     t(P) = fixed + c (n + kappa g) + forward + vote + rebuild / R
 
@@ -27,9 +27,8 @@ cost, the kernels and the rank's own rebuild work. Messages per step:
 one exchange per cut axis (two directions at once), three rounds in 3-D,
 plus one reduction (the rebuild vote), 2 log2 P latencies. The wall forces
 are summed over ranks only when something reads them (a servo wall, an
-output; ``Halo.SUM``, twenty-third session): the bed's fixed walls add no
-reduction per step (before, ecs_dem summed them every step). No reverse of
-forces (newton off, both codes).
+output; ``Halo.SUM``): the bed's fixed walls add no reduction per step. No
+reverse of forces (newton off, both codes).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """ecs_dem side by side with LAMMPS: the two peer problems on 1 and 2 ranks, start-up and memory.
 
-One command (DESIGN.md, Performance habits: compare side by side with a peer
-code in the same run):
+One command (both codes in the same run, interleaved, since a machine's speed
+drifts between runs):
 
     python bench/vs_lammps.py                       # both codes, 3 repetitions (~15 minutes)
     python bench/vs_lammps.py --quick               # a tenth of the steps

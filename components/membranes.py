@@ -11,7 +11,7 @@ its membrane id:
 ``springs``             every edge: Eq. (6) with k = sqrt(3)/2 E d (Eq. 7) and
                         damping 2 gamma sqrt(k m_eff) (systems.membrane.springs)
 ``membrane_hinges``     every interior edge: (x1, x2, x3, x4) labelled as in
-                        ../shared/PHYSICS-NOTES.md (Membrane bending), rest angle
+                        docs/physics.md (Membrane bending), rest angle
                         theta0 measured on the initial mesh (systems.membrane.bending)
 ``membrane_triangles``  every triangle, wound counter-clockwise seen from outside,
                         with the triangle gids across its three edges (v0v1, v1v2,
@@ -153,7 +153,7 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     bending_stiffness, bending_damping : k_el [N m], k_diss [N s] (Eqs. 11-12)
     bending : "paper" (the printed formula) or "mercurydpm" (areas in place of
         |n|: 4 times the force at equal constants; the convention of the
-        paper's triaxial parameters, PHYSICS-NOTES)
+        paper's triaxial parameters; docs/physics.md)
     stress : confining stress [Pa], > 0 compresses (acts inward), < 0 inflates;
         ``set_stress`` gives it a ramp
     contact : "patch" (grains touch the triangles) or "particle" (grains touch
@@ -278,8 +278,9 @@ def stress_at(membranes, time: float) -> np.ndarray:
 
 def stresses_at(membranes, time: float) -> list[float]:
     """``stress_at`` as a list of floats. Row by row in Python: the pressure system asks
-    every step, and on a membrane or two this takes 2 us where array operations took 11
-    (and a numpy test of the result, 10-15 us inside a step: twenty-third session)."""
+    every step, and on a membrane or two this takes 2 us where array operations take 11
+    (and a numpy test of the result 10-15 us inside a step, its code evicted by the
+    contact kernels)."""
     out = []
     for start, end, r0, r1 in zip(*(c.tolist() for c in membranes.views(SCHEDULE))):
         span = r1 - r0

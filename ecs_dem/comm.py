@@ -28,7 +28,7 @@ _FORWARD_GRACE_S = 0.5
 #: unless the user set them. Debian's MPICH is built on ch4:ucx, and between processes on a
 #: node UCX switches from its eager copy to the rendezvous protocol at about 8 KB: a halo
 #: message of 12 KB took 20 us after a step's work, 10.5 us eager; from 128 KB both take the
-#: same time and above it the rendezvous wins (docs/scaling.md, twentieth session). Across
+#: same time and above it the rendezvous wins (measured with Debian's MPICH). Across
 #: nodes the network's own threshold is left alone. Other MPI libraries ignore the variable.
 TRANSPORT_DEFAULTS = {"UCX_RNDV_THRESH": "128k"}
 

@@ -5,7 +5,7 @@ A gid can sit in several local rows at once: the owned row and ghost copies
 :class:`GidLookup` answers "which local row holds gid g?" for every row of a
 table, and, where a table has positions, picks the image nearest to a given
 row (the element's anchor): that is how a bonded element or a pair finds its
-partners whatever the rank count and periodicity (DESIGN.md, Data).
+partners whatever the rank count and periodicity (docs/developer/architecture.md, Data).
 
 Two layouts, chosen by how densely the gids fill [0, max gid]:
 

@@ -3,7 +3,7 @@
 ``cache=True`` so a warm start does not recompile; ``fastmath`` stays off
 (results must be reproducible and comparable with LAMMPS to the last printed
 digit); ``error_model='numpy'`` so divisions do not carry a Python
-ZeroDivisionError check, which blocks vectorisation (DESIGN.md, Performance).
+ZeroDivisionError check, which blocks vectorisation.
 
 Environment: ``NUMBA_DISABLE_JIT=1`` runs every kernel as plain Python (the
 small tests pass that way); ``NUMBA_CACHE_DIR`` moves the cache (node-local

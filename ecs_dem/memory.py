@@ -48,7 +48,7 @@ def ranks_on_node() -> int:
 
 
 #: a floor of what a particle costs with its contacts: measured 0.92 kB per Hertz-Mindlin
-#: sphere on one rank (bench/vs_lammps.py, docs/scaling.md); a count is refused only
+#: sphere on one rank (bench/vs_lammps.py, docs/performance.md); a count is refused only
 #: when even this much does not fit
 BYTES_PER_PARTICLE_FLOOR = 500
 

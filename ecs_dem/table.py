@@ -22,8 +22,7 @@ next one, and drops them then).
 
 Columns are allocated with staggered start addresses: large arrays that start
 at the same offset within a 4 KiB page alias in the cache, and a loop touching
-six of them at once ran five times slower before this (DESIGN.md,
-Performance habits).
+six of them at once runs five times slower without the stagger.
 """
 from __future__ import annotations
 
@@ -45,7 +44,7 @@ _STAGGER = 320  # bytes between column start offsets within a page (5 cache line
 
 
 class Halo(enum.Enum):
-    """How a field crosses subdomain boundaries (DESIGN.md, Data).
+    """How a field crosses subdomain boundaries (docs/developer/architecture.md, Data).
 
     FORWARD  owner value copied to ghosts (position, velocity, radius, ...)
     REVERSE  ghost contributions summed into the owner (force, torque)

@@ -5,7 +5,7 @@ wound counter-clockwise seen from outside (normal (x1 - x0) x (x2 - x0)
 outward: +z for a sheet, away from the axis for a cylinder, away from the
 centre for a sphere), with nearly equilateral triangles of about the
 requested ``edge_length``: the spring constant k = sqrt(3)/2 E d of
-../shared/PHYSICS-NOTES.md (Membrane springs) holds for an equilateral lattice.
+docs/physics.md (Membrane springs) holds for an equilateral lattice.
 Bad arguments raise InputError naming the argument and the fix, and so does a
 mesh too fine for the memory this process can have (``ecs_dem.memory``): the
 count of vertices is estimated and checked before any array is made, since

@@ -3,7 +3,7 @@
 A :class:`Mesh` is plain geometry: ``vertices`` (n, 3) float64 in metres and
 ``triangles`` (m, 3) int64 indices into them. Winding: counter-clockwise seen
 from the side the mesh calls outside (for a closed mesh, its exterior), so
-the normal (x1 - x0) x (x2 - x0) points outward (../shared/PHYSICS-NOTES.md,
+the normal (x1 - x0) x (x2 - x0) points outward (docs/physics.md,
 Confining stress and Membrane bending).
 
 Sources: ``components.mesh.generators`` (flat sheet, cylinder, icosphere),

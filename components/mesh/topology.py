@@ -3,7 +3,7 @@
 (Edges, neighbours and boundary loops of any mesh: components.mesh.validation.)
 
 Pure functions of the triangle array (m, 3) (vertex indices, consistently
-wound). Conventions of ../shared/PHYSICS-NOTES.md (Membrane bending): a hinge
+wound). Conventions of docs/physics.md (Membrane bending): a hinge
 on an interior edge has wing vertices x1, x2 and the shared edge from x3 to
 x4, ordered so that the first triangle is (x1, x3, x4) and the second
 (x2, x4, x3) in their winding; then n1 = (x1 - x3) x (x1 - x4) and
@@ -92,7 +92,7 @@ def third_vertex(tri: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def dihedral_angles(vertices: np.ndarray, quads: np.ndarray) -> np.ndarray:
-    """Signed angle theta of each hinge (PHYSICS-NOTES, Membrane bending):
+    """Signed angle theta of each hinge (docs/physics.md, Membrane bending):
     theta = atan2((n1^ x n2^) . e^, n1^ . n2^), e = x4 - x3 (0 for a flat hinge)."""
     x1, x2, x3, x4 = (vertices[quads[:, k]] for k in range(4))
     n1 = np.cross(x1 - x3, x1 - x4)

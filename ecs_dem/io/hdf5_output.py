@@ -1,6 +1,6 @@
 """HDF5 output: particle snapshots, a diagnostics time series, and an XDMF sidecar.
 
-Layout (README.md, "Output layout", shows how to read it)::
+Layout (docs/getting-started/output.md shows how to read it)::
 
     /                          attrs: ecs_dem_version, config (text), ranks
     /snapshots/<step:09d>/     attrs: step, time

@@ -21,7 +21,7 @@ Materials (Table 2): grains E = 4.6e10 Pa, nu = 0.245, mu = 0.25, radii
 uniform in 2.3-2.7 mm; the paper gives no density or restitution: 2500
 kg/m^3 (glass) and 0.5. Membrane E = 1.25 MPa, nu = 1/3, d = 0.3 mm,
 mu = 1.2, damping ratio 0.15, k_el = 1e-3 N m, k_diss = 1e-4 N s in
-MercuryDPM's bending convention (``bending="mercurydpm"``: PHYSICS-NOTES,
+MercuryDPM's bending convention (``bending="mercurydpm"``: docs/physics.md,
 the paper's values most likely in it), density 1100 kg/m^3 (not given).
 Grain-membrane pairs mix the two species by the Hertz-Mindlin law's rules
 (mu the mean: 0.725). Platens are rigid walls of the grains' material. No

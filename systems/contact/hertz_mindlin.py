@@ -1,13 +1,13 @@
 """Hertz-Mindlin contact law as MercuryDPM defines it (Thornton et al. 2023, Sect. 4).
 
-Conventions (../shared/PHYSICS-NOTES.md, Hertz-Mindlin):
+Conventions (docs/physics.md, Hertz-Mindlin):
 
 * ``n`` is the unit normal from the partner (j, or the wall) to particle i;
   overlap delta >= 0; a positive normal force pushes i along +n.
 * Normal, Eqs. (4.1)-(4.4): F_n = k_n delta - gamma_n v_n with
   k_n = 4/3 E* sqrt(R* delta), gamma_n = |beta_n| sqrt(M* k_n),
   beta_n = sqrt(5) ln(eps) / sqrt(ln^2 eps + pi^2), v_n = (v_i - v_j).n.
-  1/E* = (1-nu_1^2)/E_1 + (1-nu_2^2)/E_2 (the Hertz value; PHYSICS-NOTES).
+  1/E* = (1-nu_1^2)/E_1 + (1-nu_2^2)/E_2 (the Hertz value; docs/physics.md).
   Default: the normal force is *not* clamped at zero, as in MercuryDPM, so the
   restitution coefficient equals eps at every impact speed. ``clamp=True``
   forbids attraction; restitution then comes out slightly higher
@@ -194,7 +194,7 @@ def _moduli(E, nu):
 def material_pair_table(species_table) -> dict[str, np.ndarray]:
     """E*, G*, beta_n, mu, mu_roll of every material pair, (M + 1, M + 1) each.
 
-    Two species: E*, G* from the Hertz compliance sums (PHYSICS-NOTES);
+    Two species: E*, G* from the Hertz compliance sums (docs/physics.md);
     restitution, friction and rolling friction are arithmetic means.
     Against the rigid material M (a wall without species): the compliance of
     the particle alone and the particle's own restitution and friction.

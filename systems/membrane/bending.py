@@ -2,7 +2,7 @@
 
 For a hinge (x1, x2, x3, x4) (wings x1, x2; shared edge from x3 to x4,
 e = x4 - x3; components.mesh.topology), following Bridson et al. (2003)
-and ../shared/PHYSICS-NOTES.md (Membrane bending):
+and docs/physics.md (Membrane bending):
 
 * n1 = (x1 - x3) x (x1 - x4), n2 = (x2 - x4) x (x2 - x3) (Eqs. 8-9; outward,
   |n| = 2 x area); the signed angle
@@ -11,11 +11,11 @@ and ../shared/PHYSICS-NOTES.md (Membrane bending):
 * u1 = |e| n1/|n1|^2, u2 = |e| n2/|n2|^2 (Eqs. 13-14),
   u3 = (x1 - x4).e/|e| n1/|n1|^2 + (x2 - x4).e/|e| n2/|n2|^2 (Eq. 15),
   u4 = -(x1 - x3).e/|e| n1/|n1|^2 - (x2 - x3).e/|e| n2/|n2|^2 (Eq. 16 with the
-  sign of PHYSICS-NOTES: both terms negative, as in Bridson); then
+  sign of docs/physics.md: both terms negative, as in Bridson); then
   u_i = -d theta / d x_i, so the four forces sum to zero and carry no torque;
 * elastic (Eq. 11): F_i = k_el |e|^2 / (|n1| + |n2|) (sin(theta/2) - sin(theta0/2)) u_i,
   restoring theta towards theta0;
-* dissipative (Eq. 12 as PHYSICS-NOTES reads it): omega = sum_j u_j . v_j
+* dissipative (Eq. 12 as docs/physics.md reads it): omega = sum_j u_j . v_j
   (= -d theta/dt), F_i = -k_diss |e| omega u_i, whose power -k_diss |e| omega^2
   is never positive.
 
@@ -23,7 +23,7 @@ Units: k_el in N m, k_diss in N s (the paper writes N/m and Ns/m). Convention
 (per membrane): "paper" is the printed formula; "mercurydpm" uses triangle
 areas where Bridson uses |n| = 2 A, i.e. 4 times the force at equal
 constants (the convention the paper's triaxial values were most likely given
-in; PHYSICS-NOTES). Current normals and areas are used throughout.
+in; docs/physics.md). Current normals and areas are used throughout.
 
 Each hinge is evaluated by the owner of x1 (its anchor); forces on ghost
 vertices come home through the reverse reduction. A hinge whose triangle has

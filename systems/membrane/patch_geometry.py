@@ -1,7 +1,7 @@
 """Grain-patch geometry: closest point on a triangle and the face/edge/vertex classification.
 
-Goetz & Poeschel Sect. 2.5, Eq. (17), as ../shared/PHYSICS-NOTES.md reads it
-(Particle-patch contacts): the contact point is the point of the triangle
+Goetz & Poeschel Sect. 2.5, Eq. (17), as docs/physics.md reads it
+(Grain-patch contacts): the contact point is the point of the triangle
 closest to the grain's centre (Ericson, Real-Time Collision Detection,
 Sect. 5.1.5), with barycentric weights (w0, w1, w2) >= 0 summing to 1; the
 contact is a *vertex* contact where two weights vanish, an *edge* contact

@@ -2,8 +2,8 @@
 
 Compiled with any law by ``contact_kernels`` like the pairs and the rigid
 objects: the same scalar law serves all of them.
-Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
-../shared/PHYSICS-NOTES.md reads them; systems.membrane.patch_geometry):
+Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as docs/physics.md,
+Grain-patch contacts, reads them; systems.membrane.patch_geometry):
 
 * contact point q: the point of the triangle closest to the grain's centre,
   with barycentric weights w_k; d = x_grain - q, delta = r - |d|, normal d^
@@ -22,7 +22,7 @@ Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
 * M* = m_g m_p / (m_g + m_p) with m_p = sum w_k m_k the patch's share of
   membrane mass (a fixed vertex with w_k > 0 makes it infinite: M* = m_g);
 * material: the law's parameters of (membrane species, grain species);
-* selection among the patches a grain touches (Table 1, PHYSICS-NOTES):
+* selection among the patches a grain touches (Table 1, docs/physics.md):
   among patches that share a vertex, face beats edge beats vertex; among the
   remaining edge or vertex contacts of such patches, the largest overlap is
   kept, ties going to the lower triangle gid (one contact per shared edge
@@ -32,9 +32,10 @@ Geometry (Goetz & Poeschel Sect. 2.5, Eq. (17), Table 1, as
   it moves over the membrane: at a hand-over (a patch becomes selected while
   a patch sharing a vertex with it, selected at the last step, is not any
   more) the new contact takes over the old one's spring, so friction does
-  not dip or jump (PHYSICS-NOTES: never reset at a hand-over). A grain
+  not dip or jump (docs/physics.md: never reset at a hand-over). A grain
   touching a membrane in one place thus has one spring for the pair, the
-  first of the two choices PHYSICS-NOTES allows; a spring is reset when its
+  simpler of two valid choices (the other: one spring per touching patch,
+  kept up to date while not selected); a spring is reset when its
   contact stops being selected (after any hand-over), and a contact selected
   with nothing to take over starts at zero, as any new contact. Only the
   selected contacts run the law: late in the triaxial test's confinement

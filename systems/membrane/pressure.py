@@ -2,7 +2,7 @@
 
 Each triangle (outward winding, components.membranes) with current area A
 and outward unit normal n^ carries F = -sigma A n^ (Eq. (18) with the sign of
-../shared/PHYSICS-NOTES.md, Confining stress: the load acts inward, sigma > 0
+docs/physics.md, Confining stress: the load acts inward, sigma > 0
 compresses, sigma < 0 inflates), a third of it on each vertex (Eq. (19)).
 With N = (x1 - x0) x (x2 - x0) = 2 A n^ that is F_vertex = -sigma N / 6: with
 current areas and normals the forces equal -sigma dV/dx_i, so a closed

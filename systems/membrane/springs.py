@@ -2,7 +2,7 @@
 
 Each row of the ``springs`` table (components.springs) joins two particles
 (membrane vertices, or any particles). Force on the first, a (Eq. (6) with
-the sign of ../shared/PHYSICS-NOTES.md, Membrane springs, as MercuryDPM):
+the sign of docs/physics.md, Membrane springs, as MercuryDPM):
 
     F_a = -d^ [k (|d| - L0) + c d^ . (v_a - v_b)],   d = x_a - x_b,   F_b = -F_a
 

@@ -1,6 +1,6 @@
 """Which candidates of a grain lie on patches that share a vertex: the graph of Table 1's selection.
 
-Goetz & Poeschel Table 1 (as ../shared/PHYSICS-NOTES.md reads it) compares a
+Goetz & Poeschel Table 1 (docs/physics.md, Grain-patch contacts) compares a
 grain's contacts only among patches that share a vertex, and the spring's
 hand-over (systems.membrane.patch_kernels) passes a spring only between such
 patches. Which candidates share a vertex depends on the candidate list and

@@ -17,8 +17,8 @@ def influence_coefficients(ekx, eky, ekz, sk, ecx, ecy, ecz, sc, prefactor, c34,
     Eq. (1) both ways for two contacts k, c of one grain (one distance, one square root).
 
     Contact points x = s e from the grain's centre (e the unit vector toward
-    the partner, s in m), inward normals n = -e (PHYSICS-NOTES, Multi-contact
-    correction); prefactor gamma (1 + nu) / (2 pi E) (1/Pa); c34 = 3 - 4 nu,
+    the partner, s in m), inward normals n = -e (docs/physics.md,
+    Multi-contact DEM); prefactor gamma (1 + nu) / (2 pi E) (1/Pa); c34 = 3 - 4 nu,
     c12 = 1 - 2 nu. From k to c: u = u_kc; from c to k: u_ck = -u_kc, so
     n_c.u_ck = -n_c.u_kc and n_k.u_ck = -n_k.u_kc. Positive: the surface at
     the receiving contact moves toward its partner. Zero for coincident

@@ -55,7 +55,7 @@ the normal forces and W of the previous step (``mc_force``, ``mc_offset``);
 the contact systems given the model (``ContactForces(law, model=mc)``,
 ``WallContacts(law, model=mc)``, any rigid-object contact system) then
 evaluate every contact with Delta and store its new F_n and W. The static state is the fixed point F = K (delta + A F)^(3/2)
-(PHYSICS-NOTES): with positions at rest the step is exactly one iteration
+(docs/physics.md, Multi-contact DEM): with positions at rest the step is exactly one iteration
 of that map, which converges while its gain (3/2) K sqrt(Delta) A stays
 below one, as in a packing that has a static state at all. Why lagged and
 not iterated inside the step: an iteration costs a force pass and a halo

@@ -90,8 +90,8 @@ class WallMotion(System):
             self.writes = dict(self.writes, particles=("velocity",))
 
     def run(self, world) -> None:
-        # the servo test runs in the kernel: a numpy test on the few walls took 10-20 us in a
-        # step, its code and data evicted by the contact kernels (twenty-third session)
+        # the servo test runs in the kernel: a numpy test on the few walls takes 10-20 us in a
+        # step, its code and data evicted by the contact kernels
         columns = world.walls.views(WALL_FIELDS)
         if not move_walls(*columns, world.dt, world.is_summed("walls", "force")):
             world.complete_sums((("walls", "force"),))

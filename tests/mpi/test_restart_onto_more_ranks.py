@@ -1,4 +1,4 @@
-"""Restart a 1-rank checkpoint on several ranks (DESIGN.md, Input, output, restart).
+"""Restart a 1-rank checkpoint on several ranks (docs/user-guide/output-checkpoints.md).
 
 "Restart continues bit for bit on the same rank count and correctly on a
 different one": the rows are redistributed by position as at set-up, the

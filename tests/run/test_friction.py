@@ -60,7 +60,7 @@ def test_sticking_grain_keeps_one_spring_across_patches(friction, path):
     """Below the Coulomb limit the friction force is the Mindlin spring: F_t = (2/3) k_t xi +
     gamma_t v_t along the whole drag, with xi the distance dragged and k_t = 8 G* sqrt(r delta)
     (Hertz-Mindlin Eq. (4.6)), as the selected patch changes every 0.7 mm. A spring lost or
-    restarted at a hand-over shows as a drop of F_t (PHYSICS-NOTES: never reset at a
+    restarted at a hand-over shows as a drop of F_t (docs/physics.md: never reset at a
     hand-over). The grain gets no rotational freedom (inertia 0): the drag zeroes its spin after
     each step, but the half kick before the force pass would roll it by up to 7 rad/s under
     these forces, and the contact point would not move with the grain."""

@@ -1,4 +1,4 @@
-"""The README's "one new system" example: a user force added without touching the engine.
+"""The "one new system" example (a drag force): a user force added without touching the engine.
 
 Linear drag F = -c v on a free particle gives v(t) = v0 exp(-c t / m). Velocity
 Verlet evaluates a velocity-dependent force at the half-step velocity, so the

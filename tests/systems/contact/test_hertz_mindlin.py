@@ -1,7 +1,7 @@
 """Hertz-Mindlin contact law (systems/contact/hertz_mindlin.py) against analytic values.
 
 Sources: Hertz's elastic impact (Johnson, Contact Mechanics, Sect. 11.1), the
-conventions of ../shared/PHYSICS-NOTES.md (Hertz-Mindlin: 1/E* = sum of
+conventions of docs/physics.md (Hertz-Mindlin: 1/E* = sum of
 (1-nu^2)/E, damping gamma_n = |beta_n| sqrt(M* k_n), no clamping by default,
 Coulomb cap on the elastic tangential force) and rigid-body mechanics.
 
@@ -62,7 +62,7 @@ def clamped_restitution(eps, h=1e-3):
     With M* = 1, (4/3) E* sqrt(R*) = 1, v0 = 1 the overlap obeys
     x'' = -max(x^(3/2) + |beta_n| x^(1/4) x', 0); restitution = -x'(exit).
     Independent of the engine (h = 1e-3 is converged to 1e-6); it gives
-    0.90203 for eps = 0.9 and 0.55029 for eps = 0.5 (PHYSICS-NOTES: 0.902).
+    0.90203 for eps = 0.9 and 0.55029 for eps = 0.5 (docs/physics.md: 0.902).
     """
     le = math.log(eps)
     b = abs(math.sqrt(5.0) * le / math.sqrt(le * le + math.pi**2))
@@ -127,7 +127,7 @@ def collide(v, eps, *, clamp=None, dt=1e-7):
 def test_elastic_head_on_collision_matches_hertz_duration(v):
     """eps = 1: contact duration = 2.9432 delta_max/v and max overlap = delta_max (Hertz).
 
-    M* = m/2, R* = r/2, 1/E* = 2(1-nu^2)/E (PHYSICS-NOTES). dt = 1e-7 s is
+    M* = m/2, R* = r/2, 1/E* = 2(1-nu^2)/E (docs/physics.md). dt = 1e-7 s is
     t_c/500 to t_c/1300. Measured within 2e-6 (duration and overlap).
     """
     dmax, tc = hertz_impact(v, MASS / 2, ESTAR_PAIR, R / 2)
@@ -141,7 +141,7 @@ def test_elastic_head_on_collision_matches_hertz_duration(v):
 @pytest.mark.parametrize("eps", [0.9, 0.5])
 @pytest.mark.parametrize("v", [0.1, 1.0, 10.0])
 def test_restitution_equals_species_value_unclamped(eps, v):
-    """Default law (no clamp, MercuryDPM): restitution = eps at every speed (PHYSICS-NOTES).
+    """Default law (no clamp, MercuryDPM): restitution = eps at every speed (docs/physics.md).
 
     Acceptance is 1 %; asserted to 1e-3 so that the clamped value (0.902 for
     0.9, 0.2 % off) would fail. Measured 0.90002 and 0.49990.
@@ -156,7 +156,7 @@ def test_clamped_restitution_is_higher_than_eps(eps, v):
     """clamp=True (F_n >= 0): restitution exceeds eps and matches the clamped-ODE value.
 
     Reference: clamped_restitution(eps), RK4 on the dimensionless equation
-    (0.90203 for 0.9, as PHYSICS-NOTES states; 0.55029 for 0.5); speed
+    (0.90203 for 0.9, as docs/physics.md states; 0.55029 for 0.5); speed
     independent. Measured 0.90206 and 0.55027.
     """
     expected = clamped_restitution(eps)
@@ -171,7 +171,7 @@ def test_static_pair_force_of_two_species_is_hertz():
     """Unequal spheres of two materials at rest: F_n = (4/3) E* sqrt(R*) delta^(3/2).
 
     1/E* = (1-nu1^2)/E1 + (1-nu2^2)/E2 and R* = r1 r2/(r1 + r2) (Hertz;
-    PHYSICS-NOTES: not the paper's (1/2)E/(1-nu)). Force along the line of
+    docs/physics.md: not the paper's (1/2)E/(1-nu)). Force along the line of
     centres, equal and opposite; compared to 1e-12.
     """
     world = make_world(**BOX, dt=1e-7, skin=1e-4, sort=False, material=material())
@@ -226,7 +226,7 @@ def test_sphere_settles_on_wall_at_hertz_overlap():
 def test_sliding_friction_equals_mu_times_normal_force():
     """Sphere dragged at constant velocity over the floor: |F_t| = mu F_n, opposite to the motion.
 
-    Exact in the model (Coulomb cap, PHYSICS-NOTES): compared to 1e-9 (the
+    Exact in the model (Coulomb cap, docs/physics.md): compared to 1e-9 (the
     acceptance asks 1e-6). The velocity is reset to 0.01 m/s along x each
     step; rotation is suppressed with a huge inertia. F from walls.force.
     """

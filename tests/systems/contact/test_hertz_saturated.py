@@ -1,7 +1,7 @@
 """Hertz normal force with saturated friction (systems/contact/hertz_saturated.py).
 
 References: Hertz's static force (4/3) E* sqrt(R*) delta^(3/2) with the Hertz E*
-(../shared/PHYSICS-NOTES.md, Hertz-Mindlin), and the friction law of Brodu
+(docs/physics.md, Hertz-Mindlin), and the friction law of Brodu
 et al. 2015, Sect. V: |F_t| = mu |F_n| against the slip velocity of the
 contact points, whatever its size; torques from the lever arm r - delta/2.
 """

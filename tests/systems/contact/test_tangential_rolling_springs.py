@@ -1,6 +1,6 @@
 """Particle-particle Hertz-Mindlin tangential and rolling springs against analytic values.
 
-Law (systems/contact/hertz_mindlin.py; ../shared/PHYSICS-NOTES.md, Hertz-Mindlin), for
+Law (systems/contact/hertz_mindlin.py; docs/physics.md, Hertz-Mindlin), for
 the pair (i, j) with n the unit normal from j to i and overlap delta:
 
 * F_n = (4/3) E* sqrt(R* delta) delta (restitution 1: no damping),

@@ -1,6 +1,6 @@
 """Membrane bending (systems/membrane/bending.py) against Eqs. (8)-(16) and their invariants.
 
-Conventions of ../shared/PHYSICS-NOTES.md (Membrane bending): wings x1, x2, edge x3 -> x4,
+Conventions of docs/physics.md (Membrane bending): wings x1, x2, edge x3 -> x4,
 theta = atan2((n1^ x n2^) . e^, n1^ . n2^), u_i = -d theta/d x_i (checked here by finite
 differences), F_el,i = k_el |e|^2/(|n1| + |n2|) (sin(theta/2) - sin(theta0/2)) u_i,
 F_diss,i = -k_diss |e| omega u_i with omega = sum u_j . v_j.

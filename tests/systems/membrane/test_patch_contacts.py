@@ -1,6 +1,6 @@
 """Grain-patch contacts (systems/patch_*.py) against a rigid plane, Table 1 and invariants.
 
-Sources: Goetz & Poeschel Sect. 2.5 (Eq. 17, Table 1) as ../shared/PHYSICS-NOTES.md reads
+Sources: Goetz & Poeschel Sect. 2.5 (Eq. 17, Table 1) as docs/physics.md reads
 them. On a fixed flat membrane a grain must feel exactly the force it feels on a rigid wall of the
 membrane's material at the same overlap and velocity, whether it touches a face, an edge or a
 vertex: one contact is selected and its force is the law's. Its torque acts about the

@@ -2,7 +2,7 @@
 
 A spring between two free vertices is a two-body oscillator: undamped period
 T = 2 pi sqrt(m_eff / k), m_eff = m1 m2 / (m1 + m2); with c = 2 gamma sqrt(k m_eff) the
-amplitude falls by exp(-2 pi gamma / sqrt(1 - gamma^2)) per period (PHYSICS-NOTES: gamma is
+amplitude falls by exp(-2 pi gamma / sqrt(1 - gamma^2)) per period (docs/physics.md: gamma is
 the damping ratio of the two-body oscillator). The builder gives every edge k = sqrt(3)/2 E d
 and lumps a third of each triangle's mass on each of its vertices.
 """

@@ -3,8 +3,8 @@
 References, derived here:
 
 * Brodu et al. 2015 Eq. (1) as printed, in vector form (``eq1``): n_k, n_c into
-  the grain, u_kc from contact point k to c (../shared/PHYSICS-NOTES.md,
-  Multi-contact correction); and its closed form for two points at the same
+  the grain, u_kc from contact point k to c (docs/physics.md,
+  Multi-contact DEM); and its closed form for two points at the same
   distance s from the centre, at an angle theta (``on_sphere``; with
   h = sin(theta/2): n_k.u = h, n_c.u = -h, n_k.n_c = cos theta, d = 2 s h):
   opposite contacts gamma (1+nu)(3-2nu) F / (4 pi E s), a flat face

@@ -4,7 +4,7 @@ Systems: systems/walls/motion.py (WallMotion), systems/walls/contacts.py
 (WallContacts with the Hertz-Mindlin law). Analytic references: kinematics
 (x = x0 + v t), Newton's third law, the static Hertz overlap
 F = (4/3) E* sqrt(R) delta^(3/2) with E* = E/(1-nu^2) for a rigid wall
-(../shared/PHYSICS-NOTES.md, Hertz-Mindlin) and the servo's fixed point
+(docs/physics.md, Hertz-Mindlin) and the servo's fixed point
 sigma = -F.n / A = target (wall_motion module docstring).
 """
 import math
