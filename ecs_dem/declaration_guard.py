@@ -41,7 +41,7 @@ Worlds created without ``debug`` take ``ECS_DEM_DEBUG`` from the environment,
 else the module's ``DEFAULT``.
 
 A system may change a field it ``writes`` (any row) or accumulates into
-(``accumulates``, ``accumulates_on_rank``: any row; ``accumulates_owned``:
+(``accumulates``: any row; ``accumulates_owned``:
 owned rows only, its ghost rows are compared as well; ``assigns_owned`` is a
 subset of it), and anything in a
 table it ``builds``. Reads of owned rows are not checked. A SUM field the world summed over
@@ -270,7 +270,7 @@ class DeclarationGuard:
             columns = {f: table.with_ghosts(f).view(np.uint8).copy()
                        for f in table.fields if f not in free}
             owned_only = set(system.accumulates_owned.get(tname, ())) - {
-                f for label in ("writes", "accumulates", "accumulates_on_rank")
+                f for label in ("writes", "accumulates")
                 for f in getattr(system, label).get(tname, ())}
             ghosts = {f: table.with_ghosts(f)[table.n_owned:].view(np.uint8).copy()
                       for f in owned_only}
@@ -300,7 +300,7 @@ class DeclarationGuard:
                         f"system {system.name} added into ghost rows of '{tname}.{f}', which it "
                         "declares accumulates_owned (owned rows only): add a periodic image's "
                         "share to its own row (Domain.home_rows), or declare the field "
-                        "accumulates_on_rank or accumulates")
+                        "accumulates")
 
 
 __all__ = ["DeclarationGuard", "DeclarationError", "debug_from_environment"]

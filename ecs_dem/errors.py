@@ -3,6 +3,8 @@
 Every error raised for bad user input derives from :class:`InputError`, so a
 driver can catch one type and print the message without a traceback.
 """
+import os
+import re
 import signal
 
 
@@ -35,6 +37,19 @@ class OutputError(StateError):
     """An output or checkpoint file could not be written during a run (no space left on the
     device, a quota, a file system gone): the run cannot go on, and ends as a StateError
     does (exit code 3 on every rank); the files written before stay as they were."""
+
+    @classmethod
+    def of(cls, exc: OSError, step: int, what: str) -> "OutputError":
+        """The error for `exc`, raised while writing `what` at `step`: what, where, why."""
+        reason = (exc.strerror if exc.strerror and "\n" not in exc.strerror
+                  else os.strerror(exc.errno) if exc.errno else str(exc).splitlines()[0])
+        name = exc.filename
+        if name is None:  # h5py names the file inside its message
+            found = re.search(r"filename = '([^']*)'", str(exc))
+            name = found.group(1) if found else None
+        return cls(f"step {step}: {what}{f' ({name})' if name else ''} could not be written: "
+                   f"{reason}. Free space or choose another path; the files written before stay "
+                   "as they were (continue from the last checkpoint with restart=)")
 
 
 class RunStopped(Exception):

@@ -13,11 +13,6 @@ reads          fields read on owned rows
 reads_ghosts   fields read on owned *and* ghost rows (FORWARD fields only)
 writes         fields assigned on owned rows
 accumulates    REVERSE fields added into, on owned and ghost rows
-accumulates_on_rank
-               REVERSE fields added into owned rows and into ghost rows that are
-               this rank's own periodic images, never into copies of other
-               ranks' rows (a pair across a rank boundary is evaluated on both
-               sides): their reverse reduction stays on the rank, no message
 accumulates_owned
                REVERSE fields added into owned rows only: a contribution meant for a
                periodic image of an own row goes to that row directly
@@ -75,10 +70,10 @@ class Stage(enum.IntEnum):
 
 Declaration = dict[str, tuple[str, ...]]
 #: the declaration attributes of a system, in the order ``describe`` prints them
-DECLARATIONS = ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_on_rank",
-                "accumulates_owned", "assigns_owned")
+DECLARATIONS = ("reads", "reads_ghosts", "writes", "accumulates", "accumulates_owned",
+                "assigns_owned")
 #: the declarations of REVERSE fields a system adds into
-ACCUMULATIONS = ("accumulates", "accumulates_on_rank", "accumulates_owned")
+ACCUMULATIONS = ("accumulates", "accumulates_owned")
 #: the attributes that freeze with the declarations
 FROZEN = frozenset(DECLARATIONS + ("builds", "reports_displacement"))
 
@@ -158,7 +153,6 @@ class System:
     reads_ghosts: ClassVar[Declaration] = {}
     writes: ClassVar[Declaration] = {}
     accumulates: ClassVar[Declaration] = {}
-    accumulates_on_rank: ClassVar[Declaration] = {}
     accumulates_owned: ClassVar[Declaration] = {}
     assigns_owned: ClassVar[Declaration] = {}
     #: the fields of ``assigns_owned`` this system sets on its runs (module docstring)

@@ -234,7 +234,7 @@ def restart(world, path) -> dict:
         world.domain.restore_state(world.tables, ints, floats)
     else:
         sf.close()
-        world._rebuild_domain(initial=True)  # forces are the saved ones: no new force pass
+        world.rebuild_domain(initial=True)  # forces are the saved ones: no new force pass
     world.mark_restarted()
     return json.loads(meta["config"])
 

@@ -90,11 +90,11 @@ def test_accumulating_into_ghost_rows_declared_owned_only_fails():
         world.run(1)
 
 
-def test_accumulating_into_ghost_rows_declared_on_rank_passes():
+def test_accumulating_into_ghost_rows_declared_accumulates_passes():
     world = World(Box((0, 0, 0), (1, 1, 1), (True, True, True)), dt=1e-3, debug=True)
     add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
     add_particles(world, np.random.default_rng(1).uniform(0.05, 0.95, (40, 3)), 0.01)
-    world.add_system(ImageForce("accumulates_on_rank"))
+    world.add_system(ImageForce("accumulates"))
     world.run(1)
     assert world.particles.n_ghost > 0
 

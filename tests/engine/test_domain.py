@@ -6,6 +6,7 @@ import pytest
 
 from ecs_dem import Box, Domain, Field, Halo, InputError, Table
 from ecs_dem import halo_kernels as hk
+from ecs_dem.migration import anchors_leaving
 
 LO = np.array([-1.0, 0.0, 2.0])
 HI = np.array([1.0, 3.0, 4.5])
@@ -322,7 +323,7 @@ def test_anchored_rows_leave_with_their_anchors_found_by_reference_or_by_gid(rng
             owners = owners[order]
         if stale == "unresolved":
             links.a[:] = -1
-        gone, dest = Domain._anchors_leaving(grains, links, owners, here)
+        gone, dest = anchors_leaving(grains, links, owners, here)
         k, d = expected()
         assert 0 < k.size < 80
         assert gone.tolist() == k.tolist() and dest.tolist() == d.tolist(), stale

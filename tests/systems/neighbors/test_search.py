@@ -16,7 +16,7 @@ from helpers import add_particles, add_standard_systems, make_world
 
 def force_rebuild(world):
     """Rebuild ghosts and the pair list now, as the world does when a row moved > skin/2."""
-    world._rebuild_domain()
+    world.rebuild_domain()
 
 
 def brute_force_pairs(position, radius, gid, skin, box, periodic, fixed):
