@@ -41,7 +41,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**/.ipynb_checkpoints"]
 templates_path = ["_templates"]
-html_static_path = ["_static"]
+html_static_path = [p for p in ["_static"] if (pathlib.Path(__file__).parent / p).is_dir()]  # pictures
 
 # --- MyST: the Markdown pages -----------------------------------------------------------------
 # Tables (GitHub style) are part of MyST itself; the extensions below add $...$ / $$...$$ math,
@@ -77,7 +77,13 @@ autosummary_mock_imports = sorted(
 # --- HTML -------------------------------------------------------------------------------------
 html_theme = "furo"
 html_title = "ecs_dem"
-html_css_files = ["custom.css"]
+# MathJax typesets the math in the browser. scripts/setup.sh docs puts a copy into the virtual
+# environment when npm is present: the site then carries it and works offline; otherwise the
+# pages load it from its CDN.
+_MATHJAX = pathlib.Path(sys.prefix) / "share" / "ecs_dem-docs"
+if (_MATHJAX / "mathjax" / "es5" / "tex-mml-chtml.js").is_file():
+    html_static_path.append(str(_MATHJAX))
+    mathjax_path = "mathjax/es5/tex-mml-chtml.js"
 
 # A section of the site with no page yet (a glob toctree in index.md that matches nothing) is
 # not an error. Sphinx 9.0 emits that warning without its type, so suppress_warnings cannot

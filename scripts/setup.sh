@@ -69,6 +69,20 @@ print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-depen
   "$PY" -c "import sphinx, myst_parser, furo"
   touch "$VENV/.stamp-docs"
 fi
+# MathJax, which typesets the pages' math in the browser, from the npm registry when npm is
+# there: the site then carries its own copy and shows math offline; without it the pages load
+# MathJax from its CDN when they are opened (docs/conf.py picks whichever is present)
+MATHJAX="$VENV/share/ecs_dem-docs/mathjax"
+if [ "${1:-}" = docs ] && [ ! -f "$MATHJAX/es5/tex-mml-chtml.js" ] && command -v npm >/dev/null 2>&1; then
+  say "fetching MathJax 3 from the npm registry into $MATHJAX"
+  tmp="$(mktemp -d)"
+  if (cd "$tmp" && npm pack --silent mathjax@3.2.2 >/dev/null 2>&1 && tar xzf mathjax-3.2.2.tgz); then
+    mkdir -p "$MATHJAX" && rm -rf "$MATHJAX/es5" && mv "$tmp/package/es5" "$MATHJAX/es5"
+  else
+    say "npm pack mathjax failed: the site will load MathJax from its CDN"
+  fi
+  rm -rf "$tmp"
+fi
 
 if [ ! -f "$VENV/.stamp-mpi4py" ]; then
   say "building mpi4py from source against Debian's MPICH (a few minutes, once)"
