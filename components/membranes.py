@@ -142,25 +142,6 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
                  merge_tolerance: float | None = None) -> int:
     """Build a membrane from a mesh and return its id (its row in ``membranes``).
 
-    Parameters (SI)
-    ---------------
-    mesh : components.mesh.surface.Mesh
-        Validated first (``components.mesh.validation``): duplicate vertices
-        merged, winding made consistent (closed meshes outward); defects are
-        errors naming the triangles and vertices.
-    youngs_modulus, thickness, density : E [Pa], d [m], rho [kg/m^3] of the sheet
-    damping_ratio : gamma of the edge springs (Eq. 6; 0: undamped)
-    bending_stiffness, bending_damping : k_el [N m], k_diss [N s] (Eqs. 11-12)
-    bending : "paper" (the printed formula) or "mercurydpm" (areas in place of
-        |n|: 4 times the force at equal constants; the convention of the
-        paper's triaxial parameters; docs/physics.md)
-    stress : confining stress [Pa], > 0 compresses (acts inward), < 0 inflates;
-        ``set_stress`` gives it a ramp
-    contact : "patch" (grains touch the triangles) or "particle" (grains touch
-        the vertices as spheres of ``vertex_radius``: MSS_particle)
-    vertex_radius : radius of the vertex particles [m]; default d / 2 (patch:
-        unused); required for "particle"
-
     The vertices are material points of the sheet, not balls: they get zero
     rotational inertia, which the integrator reads as no rotational freedom.
     Free-spinning vertex spheres would roll under a sliding grain like ball
@@ -168,8 +149,41 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     torque r_v x F_t of a grain's friction on a vertex sphere is dropped, as
     on a wall: the sheet's bending, which would carry it, is not resolved at
     that scale).
-    species : material of the membrane in contacts; default a new species
-        with the membrane's E, nu and density, no friction, restitution 1
+
+    Parameters
+    ----------
+    mesh : components.mesh.surface.Mesh
+        Validated first (``components.mesh.validation``): duplicate vertices
+        merged, winding made consistent (closed meshes outward); defects are
+        errors naming the triangles and vertices.
+    youngs_modulus, thickness, density : float
+        E [Pa], d [m], rho [kg/m^3] of the sheet.
+    poisson_ratio : float
+        nu of the sheet (an equilateral spring lattice has 1/3); also the
+        default species' nu in contacts.
+    damping_ratio : float
+        gamma of the edge springs (Eq. 6; 0: undamped).
+    bending_stiffness, bending_damping : float
+        k_el [N m], k_diss [N s] (Eqs. 11-12).
+    bending : str
+        "paper" (the printed formula) or "mercurydpm" (areas in place of
+        |n|: 4 times the force at equal constants; the convention of the
+        paper's triaxial parameters; docs/physics.md).
+    stress : float
+        Confining stress [Pa], > 0 compresses (acts inward), < 0 inflates;
+        ``set_stress`` gives it a ramp.
+    contact : str
+        "patch" (grains touch the triangles) or "particle" (grains touch
+        the vertices as spheres of ``vertex_radius``: MSS_particle).
+    vertex_radius : float, optional
+        Radius of the vertex particles [m]; default d / 2 (patch: unused);
+        required for "particle".
+    species : int, optional
+        Material of the membrane in contacts; default a new species with the
+        membrane's E, nu and density, no friction, restitution 1.
+    merge_tolerance : float, optional
+        Vertices closer than this [m] are merged; default 1e-9 of the mesh's
+        bounding-box diagonal (``components.mesh.validation.validate_mesh``).
     """
     constants = {"youngs_modulus": youngs_modulus, "thickness": thickness, "density": density,
                  "damping_ratio": damping_ratio, "bending_stiffness": bending_stiffness,

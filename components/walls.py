@@ -1,13 +1,13 @@
 """The ``walls`` table: infinite planes that confine particles.
 
 A wall is the plane through ``point`` with unit ``normal`` pointing into the
-region where particles live. Motion modes:
+region where particles live. Motion modes::
 
-FIXED     never moves
-VELOCITY  moves at its prescribed ``velocity`` (m/s)
-SERVO     moves along its normal to hold the normal stress on it at
-          ``target_stress`` (Pa) over ``area`` (m^2): the platen of a
-          triaxial test (systems.walls.motion gives the control law).
+    FIXED     never moves
+    VELOCITY  moves at its prescribed velocity (m/s)
+    SERVO     moves along its normal to hold the normal stress on it at
+              target_stress (Pa) over area (m^2): the platen of a
+              triaxial test (systems.walls.motion gives the control law).
 
 ``force`` is the total force the particles exert on the wall (N), refreshed
 every step by the wall-contact system. The table is small and replicated on

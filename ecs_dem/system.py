@@ -7,25 +7,25 @@ reverse before an owner reads an accumulated field, zeroing before the first
 accumulation of a step). Keep declarations honest: they are the only way the
 engine knows what a system needs, on one rank and on many.
 
-Declarations (all map a table name to a tuple of field names):
+Declarations (all map a table name to a tuple of field names)::
 
-reads          fields read on owned rows
-reads_ghosts   fields read on owned *and* ghost rows (FORWARD fields only)
-writes         fields assigned on owned rows
-accumulates    REVERSE fields added into, on owned and ghost rows
-accumulates_owned
-               REVERSE fields added into owned rows only: a contribution meant for a
-               periodic image of an own row goes to that row directly
-               (``Domain.home_rows``). Zeroed before the first accumulation, never
-               reversed
-assigns_owned  fields of ``accumulates_owned`` that the system may set instead of add
-               to (a body force): where it is the first in its FORCES pass to
-               contribute to the field and no system of the pass adds into its ghost
-               rows, the world skips the field's zeroing and sets the system's
-               ``assigning`` (frozenset of (table, field)) to the fields whose every
-               owned row its ``run`` must set; elsewhere the field is zeroed as usual
-               and ``assigning`` is empty. The world sets ``assigning`` when it
-               compiles a schedule, before the system's first run with it
+    reads          fields read on owned rows
+    reads_ghosts   fields read on owned *and* ghost rows (FORWARD fields only)
+    writes         fields assigned on owned rows
+    accumulates    REVERSE fields added into, on owned and ghost rows
+    accumulates_owned
+                   REVERSE fields added into owned rows only: a contribution meant for a
+                   periodic image of an own row goes to that row directly
+                   (Domain.home_rows). Zeroed before the first accumulation, never
+                   reversed
+    assigns_owned  fields of accumulates_owned that the system may set instead of add
+                   to (a body force): where it is the first in its FORCES pass to
+                   contribute to the field and no system of the pass adds into its ghost
+                   rows, the world skips the field's zeroing and sets the system's
+                   assigning (frozenset of (table, field)) to the fields whose every
+                   owned row its run must set; elsewhere the field is zeroed as usual
+                   and assigning is empty. The world sets assigning when it
+                   compiles a schedule, before the system's first run with it
 
 and ``builds``, a tuple of table names whose rows the system replaces
 (the neighbour search builds ``pairs``). In debug mode

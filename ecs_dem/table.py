@@ -46,12 +46,14 @@ _STAGGER = 320  # bytes between column start offsets within a page (5 cache line
 class Halo(enum.Enum):
     """How a field crosses subdomain boundaries (docs/developer/architecture.md, Data).
 
-    FORWARD  owner value copied to ghosts (position, velocity, radius, ...)
-    REVERSE  ghost contributions summed into the owner (force, torque)
-    LOCAL    owner only; still migrates with its row
-    SUM      a field of a table every rank holds whole (not decomposed: the walls),
-             into which each rank accumulates its share; its value is the sum over
-             ranks, formed only when something reads it (``World.complete_sums``)
+    Its members::
+
+        FORWARD  owner value copied to ghosts (position, velocity, radius, ...)
+        REVERSE  ghost contributions summed into the owner (force, torque)
+        LOCAL    owner only; still migrates with its row
+        SUM      a field of a table every rank holds whole (not decomposed: the walls),
+                 into which each rank accumulates its share; its value is the sum over
+                 ranks, formed only when something reads it (World.complete_sums)
     """
 
     FORWARD = "forward"

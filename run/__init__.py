@@ -13,6 +13,8 @@ and a driver in several files (the triaxial test) as a package:
 ``RANGES``, ``build_world`` and what it measures; its ``main`` is one call into
 the frame every driver shares (``ecs_dem.driver.run_driver``).
 
+The drivers::
+
     chute            LAMMPS's granular chute benchmark, LAMMPS-style thermo lines
     pour             a polydisperse bed poured into a box
     drum             a clamped membrane under pressure against Hencky's solution

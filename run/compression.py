@@ -8,12 +8,12 @@ correction (0: independent contacts, 1: elastic half-space, 1.19: MC-DEM as
 fitted; ``systems.multicontact.systems``) the driver records the force on the top
 plate against strain for loading and unloading, the contacts per grain Z
 (grain-grain contacts with a normal force above tau), and contact-force
-distributions, and writes them to CSV files and PNG plots in ``output``:
+distributions, and writes them to CSV files and PNG plots in ``output``::
 
     top_force.csv            strain bin; per gamma: top-plate force (N), loading and unloading
     contacts.csv             strain bin; per gamma: Z above tau and Z of all contacts, both phases
     force_distribution.csv   f/<f> bin; per gamma: P(f/<f>) at maximum strain (loading) and at
-                             ``distribution_strain`` (unloading), the paper's Fig. 4 level
+                             distribution_strain (unloading), the paper's Fig. 4 level
     summary.csv              per gamma: top force at maximum strain and its ratio to the
                              gamma = 1.19 run (the paper's Rtop ratios: 0.43, 0.80, 1.00),
                              hysteresis, Z, late contacts, run time

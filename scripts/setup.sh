@@ -9,6 +9,8 @@
 #                               sample: python -m ecs_dem.run.triaxial)
 #   scripts/setup.sh test       set up, then run the whole test suite (serial, then
 #                               tests/mpi under mpiexec.mpich on 2 and 4 ranks)
+#   scripts/setup.sh docs       set up, then build the documentation site (HTML) into
+#                               docs/_build/html, warnings treated as errors
 #
 # We pin Debian's MPICH by name (mpicc.mpich / mpiexec.mpich): installing Open
 # MPI later (Debian's lammps pulls it in) silently switches the plain
@@ -53,6 +55,33 @@ if [ ! -f "$VENV/.stamp-tools" ] || ! "$PY" -c "import meshio, matplotlib" >/dev
     | grep -v "^WARNING: Location" || true
   "$PY" -c "import numba, meshio, matplotlib, pytest"
   touch "$VENV/.stamp-tools"
+fi
+
+# The documentation's tools, only for `docs`: the `docs` extra of pyproject.toml (Sphinx builds
+# the site, myst-parser reads its Markdown pages, furo is the theme). Redone when the extra changes
+if [ "${1:-}" = docs ] && { [ ! -f "$VENV/.stamp-docs" ] || [ "$ROOT/pyproject.toml" -nt "$VENV/.stamp-docs" ] \
+    || ! "$PY" -c "import sphinx, myst_parser, furo" >/dev/null 2>&1; }; then
+  say "installing the documentation tools (the docs extra) into $VENV"
+  mapfile -t docs_extra < <("$PY" -c 'import sys, tomllib
+print("\n".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]["docs"]))' \
+    "$ROOT/pyproject.toml")
+  "$PY" -m pip install -q "${docs_extra[@]}" 2>&1 | grep -v "^WARNING: Location" || true
+  "$PY" -c "import sphinx, myst_parser, furo"
+  touch "$VENV/.stamp-docs"
+fi
+# MathJax, which typesets the pages' math in the browser, from the npm registry when npm is
+# there: the site then carries its own copy and shows math offline; without it the pages load
+# MathJax from its CDN when they are opened (docs/conf.py picks whichever is present)
+MATHJAX="$VENV/share/ecs_dem-docs/mathjax"
+if [ "${1:-}" = docs ] && [ ! -f "$MATHJAX/es5/tex-mml-chtml.js" ] && command -v npm >/dev/null 2>&1; then
+  say "fetching MathJax 3 from the npm registry into $MATHJAX"
+  tmp="$(mktemp -d)"
+  if (cd "$tmp" && npm pack --silent mathjax@3.2.2 >/dev/null 2>&1 && tar xzf mathjax-3.2.2.tgz); then
+    mkdir -p "$MATHJAX" && rm -rf "$MATHJAX/es5" && mv "$tmp/package/es5" "$MATHJAX/es5"
+  else
+    say "npm pack mathjax failed: the site will load MathJax from its CDN"
+  fi
+  rm -rf "$tmp"
 fi
 
 if [ ! -f "$VENV/.stamp-mpi4py" ]; then
@@ -100,5 +129,14 @@ case "${1:-}" in
       done
     fi
     exit "$status" ;;
-  *) echo "usage: scripts/setup.sh [demo|test] [args...]" >&2; exit 2 ;;
+  docs)
+    # A fresh build every time (-E): an incremental one would not repeat the warnings of
+    # pages it does not reread, and the API pages are generated anew (a removed module's
+    # page must not linger). Extra arguments go to sphinx-build.
+    shift
+    rm -rf docs/_build/html docs/_build/doctrees docs/api/_autosummary
+    start=$SECONDS
+    "$PY" -m sphinx -E -W --keep-going -q -b html -d docs/_build/doctrees "$@" docs docs/_build/html
+    say "documentation built in $((SECONDS - start)) s: $ROOT/docs/_build/html/index.html" ;;
+  *) echo "usage: scripts/setup.sh [demo|test|docs] [args...]" >&2; exit 2 ;;
 esac

@@ -1,16 +1,16 @@
 """Physics systems: numba kernels plus thin System classes that declare their data use.
 
-Installed as ``ecs_dem.systems`` (the folder ``systems/``), one subpackage per topic:
+Installed as ``ecs_dem.systems`` (the folder ``systems/``), one subpackage per topic::
 
-``contact``       contact laws (Hertz-Mindlin, linear, saturated), the contact pipeline
-                  every geometry runs on, pair contact forces, the contact tables
-``neighbors``     the neighbour search (linked cells, Verlet lists)
-``walls``         planar walls: contacts and motion
-``membrane``      Goetz-Poeschel membranes: springs, bending, pressure, area barrier,
-                  patch contacts (MSS_patch) and their search
-``multicontact``  MC-DEM (Brodu et al. 2015)
-``integration``   velocity Verlet and gravity
-``diagnostics``   energies and other observables
+    contact           contact laws (Hertz-Mindlin, linear, saturated), the contact pipeline
+                      every geometry runs on, pair contact forces, the contact tables
+    neighbors         the neighbour search (linked cells, Verlet lists)
+    walls             planar walls: contacts and motion
+    membrane          Goetz-Poeschel membranes: springs, bending, pressure, area barrier,
+                      patch contacts (MSS_patch) and their search
+    multicontact      MC-DEM (Brodu et al. 2015)
+    integration       velocity Verlet and gravity
+    diagnostics       energies and other observables
 
 Modules that lived directly in ``systems/`` before this layout still import under their
 old names (``ecs_dem.systems.hertz_mindlin`` is ``ecs_dem.systems.contact.hertz_mindlin``):

@@ -1,48 +1,48 @@
 """Loading and measurement of the triaxial test: confinement, equilibrium, axial loading.
 
-Quantities (SI; stresses compressive positive, as in soil mechanics):
+Quantities (SI; stresses compressive positive, as in soil mechanics)::
 
-h            platen gap (m), top platen z minus bottom platen z
-V            sample volume (m^3): the volume the membrane encloses between
-             the platens (``membrane_measures``), less the shell of the
-             vertex spheres for MSS_particle (the grains' side surface lies
-             a vertex radius r_v inside the vertices: V = pi (R_m - r_v)^2 h
-             with R_m = sqrt(V_membrane / (pi h)))
-A = V / h    mean cross-section (m^2): the lab's area correction
-sigma_top, sigma_bottom   normal force of the grains on each platen over A
-sigma_p      their mean; sigma_d = sigma_p - sigma_c
-sigma_felt   confining stress the grains feel: sigma_m C / P (R_m / R), with
-             C the radial contact force on the membrane's free vertices (the
-             forces after the contact systems) and P the inward radial force
-             the confining stress sigma_m puts on them (the forces after the
-             confining-stress system, less C), so that the membrane's own
-             springs and hinges, its inertia and the vertices held by the
-             platens are what makes it differ from sigma_m; R_m / R converts
-             from the vertices' surface to the grains' (MSS_particle)
-eps          axial strain ln(h0 / h) (Goetz & Poeschel Sect. 3.1), h0 the
-             gap when axial loading starts
-eps_v        volumetric strain (V0 - V) / V0 (compression positive;
-             negative is dilation)
+    h            platen gap (m), top platen z minus bottom platen z
+    V            sample volume (m^3): the volume the membrane encloses between
+                 the platens (membrane_measures), less the shell of the
+                 vertex spheres for MSS_particle (the grains' side surface lies
+                 a vertex radius r_v inside the vertices: V = pi (R_m - r_v)^2 h
+                 with R_m = sqrt(V_membrane / (pi h)))
+    A = V / h    mean cross-section (m^2): the lab's area correction
+    sigma_top, sigma_bottom   normal force of the grains on each platen over A
+    sigma_p      their mean; sigma_d = sigma_p - sigma_c
+    sigma_felt   confining stress the grains feel: sigma_m C / P (R_m / R), with
+                 C the radial contact force on the membrane's free vertices (the
+                 forces after the contact systems) and P the inward radial force
+                 the confining stress sigma_m puts on them (the forces after the
+                 confining-stress system, less C), so that the membrane's own
+                 springs and hinges, its inertia and the vertices held by the
+                 platens are what makes it differ from sigma_m; R_m / R converts
+                 from the vertices' surface to the grains' (MSS_particle)
+    eps          axial strain ln(h0 / h) (Goetz & Poeschel Sect. 3.1), h0 the
+                 gap when axial loading starts
+    eps_v        volumetric strain (V0 - V) / V0 (compression positive;
+                 negative is dilation)
 
 Phases (one row of the replicated ``triaxial`` table holds them, so
-checkpoints carry them):
+checkpoints carry them)::
 
-CONFINE  the membrane's stress and the top platen's servo target ramp
-         linearly from 0 to sigma_c over ``confine_ramp``; the servo's area
-         follows A. Equilibrium, checked at every record after the ramp:
-         sigma_top (the servo's) within ``equilibrium_tolerance`` of sigma_c,
-         sigma_bottom and sigma_felt changed by less than that since the last
-         record,
-         and the grains' kinetic energy below ``kinetic_tolerance`` sigma_c V,
-         at ``equilibrium_checks`` consecutive records; or ``confine_max``
-         after the ramp (reported as not reached). sigma_felt is not held to
-         sigma_c: the membrane's stiffness carries part of the stress (a few
-         per cent here; the lab's membrane correction), and it is reported;
-         nor is sigma_bottom: the grains' friction on the membrane, whose
-         end rings the platens hold, carries part of the axial load.
-SHEAR    the top platen moves down at ``platen_speed``; the membrane's stress
-         is held; until eps reaches ``max_strain``.
-DONE     the run ends.
+    CONFINE  the membrane's stress and the top platen's servo target ramp
+             linearly from 0 to sigma_c over confine_ramp; the servo's area
+             follows A. Equilibrium, checked at every record after the ramp:
+             sigma_top (the servo's) within equilibrium_tolerance of sigma_c,
+             sigma_bottom and sigma_felt changed by less than that since the last
+             record,
+             and the grains' kinetic energy below kinetic_tolerance sigma_c V,
+             at equilibrium_checks consecutive records; or confine_max
+             after the ramp (reported as not reached). sigma_felt is not held to
+             sigma_c: the membrane's stiffness carries part of the stress (a few
+             per cent here; the lab's membrane correction), and it is reported;
+             nor is sigma_bottom: the grains' friction on the membrane, whose
+             end rings the platens hold, carries part of the axial load.
+    SHEAR    the top platen moves down at platen_speed; the membrane's stress
+             is held; until eps reaches max_strain.
+    DONE     the run ends.
 """
 from __future__ import annotations
 

@@ -1,15 +1,15 @@
 """Triaxial results: a run's time series to CSV; each case's summary table and plots.
 
-Summary of a run (axial loading only; stresses compressive positive):
+Summary of a run (axial loading only; stresses compressive positive)::
 
-peak_sigma_d        largest sigma_d (Pa) and the strain at which it occurs
-friction_angle      mobilised at the peak: sin phi = sigma_d / (sigma_d + 2 sigma_c)
-                    (sigma_1 = sigma_c + sigma_d, sigma_3 = sigma_c)
-dilatancy_angle     from the slope of eps_v against eps over +-``window`` around the
-                    peak: sin psi = -s / (2 - s), s = d eps_v / d eps (positive psi:
-                    the sample dilates)
-min_eps_v, final_eps_v   largest compaction and the volumetric strain at the end
-final_sigma_d       sigma_d at the last record
+    peak_sigma_d        largest sigma_d (Pa) and the strain at which it occurs
+    friction_angle      mobilised at the peak: sin phi = sigma_d / (sigma_d + 2 sigma_c)
+                        (sigma_1 = sigma_c + sigma_d, sigma_3 = sigma_c)
+    dilatancy_angle     from the slope of eps_v against eps over +-window around the
+                        peak: sin psi = -s / (2 - s), s = d eps_v / d eps (positive psi:
+                        the sample dilates)
+    min_eps_v, final_eps_v   largest compaction and the volumetric strain at the end
+    final_sigma_d       sigma_d at the last record
 """
 from __future__ import annotations
 

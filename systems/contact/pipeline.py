@@ -43,20 +43,20 @@ a ``PairScratch``'s. Returns the number of touching contacts and the number
 of events the model counted (MC-DEM: contacts from deformation the neighbour
 list missed).
 
-The geometry interface (``@template("inline")`` functions and constants):
+The geometry interface (``@template("inline")`` functions and constants)::
 
-``GEOMETRY_COLUMNS``       scratch columns its gather fills (0 .. GEOMETRY_COLUMNS - 1)
-``PARTNER_IS_PARTICLE``    the partner is a particle (has a radius, spin, surface)
-``begin(G)``               once per call, before the loop (a pair kernel zeroes force rows)
-``candidates(G)``          the number of candidates
-``contact_of(q, G)``       the contact index of candidate q (rows of history, flags, model)
-                           (these three default to: nothing, ``G[0].size``, q)
-``touches(q, c, G, reach)``  1 if candidate q overlaps when its reach grows by `reach` (m)
-``gather(buf, t, q, c, G)``  fill column t; returns the material pair (a, b) of the law
-``bodies(q, c, G)``        the particle rows (i, j) of the contact, j = -1 for no particle
-``kinematics(buf, t)``     the law's geometry tuple from column t (``systems.contact.law``)
-``scatter(buf, t, q, c, G)``  apply the outputs of column t (``_FX`` .. ``_FN``;
-                           ``add_to_particle`` adds the force and torque on i to a row)
+    GEOMETRY_COLUMNS           scratch columns its gather fills (0 .. GEOMETRY_COLUMNS - 1)
+    PARTNER_IS_PARTICLE        the partner is a particle (has a radius, spin, surface)
+    begin(G)                   once per call, before the loop (a pair kernel zeroes force rows)
+    candidates(G)              the number of candidates
+    contact_of(q, G)           the contact index of candidate q (rows of history, flags, model)
+                               (these three default to: nothing, G[0].size, q)
+    touches(q, c, G, reach)    1 if candidate q overlaps when its reach grows by reach (m)
+    gather(buf, t, q, c, G)    fill column t; returns the material pair (a, b) of the law
+    bodies(q, c, G)            the particle rows (i, j) of the contact, j = -1 for no particle
+    kinematics(buf, t)         the law's geometry tuple from column t (systems.contact.law)
+    scatter(buf, t, q, c, G)   apply the outputs of column t (_FX .. _FN;
+                               add_to_particle adds the force and torque on i to a row)
 
 The model interface: ``MODEL_OFFSETS`` (it shifts the surfaces), ``MODEL_COLUMNS``,
 ``model_reach(c, M)``, ``model_visit(c, M)`` (every candidate, every step, after its

@@ -1,19 +1,19 @@
 """Per-membrane diagnostics: volume, area, stretching and bending energy, work of the stress.
 
 Every ``every`` steps, for each membrane (arrays indexed by membrane id,
-summed over ranks):
+summed over ranks)::
 
-``membrane_volume``   m^3, enclosed by a closed membrane, or by an open one
-                      closed with a flat fan over each boundary loop from the
-                      loop's centroid (a triaxial sleeve between its platens):
-                      V = 1/6 sum_t x_a . (x_b x x_c) + 1/6 sum_L c_L . sum_(a->b in L) x_b x x_a
-                      (triangles wound outward; boundary edges as in their triangle)
-``membrane_area``     m^2, current area of the triangles
-``membrane_stretching_energy``  J, 1/2 k (|d| - L0)^2 over the edge springs
-``membrane_bending_energy``     J, systems.membrane.bending.bending_energies
-``membrane_stress_work``        J, work of the confining stress so far
-                                (systems.membrane.pressure)
-``membrane_kinetic_energy``     J, 1/2 m v^2 of the vertices
+    membrane_volume       m^3, enclosed by a closed membrane, or by an open one
+                          closed with a flat fan over each boundary loop from the
+                          loop's centroid (a triaxial sleeve between its platens):
+                          V = 1/6 sum_t x_a . (x_b x x_c) + 1/6 sum_L c_L . sum_(a->b in L) x_b x x_a
+                          (triangles wound outward; boundary edges as in their triangle)
+    membrane_area         m^2, current area of the triangles
+    membrane_stretching_energy      J, 1/2 k (|d| - L0)^2 over the edge springs
+    membrane_bending_energy         J, systems.membrane.bending.bending_energies
+    membrane_stress_work            J, work of the confining stress so far
+                                    (systems.membrane.pressure)
+    membrane_kinetic_energy         J, 1/2 m v^2 of the vertices
 
 Each element uses its own vertices' images (``rows``), so areas and energies
 are right across periodic faces; a volume is meaningful for a membrane that
