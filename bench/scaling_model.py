@@ -3,7 +3,7 @@
     python bench/scaling_model.py strong.json            # strong.json: bench/strong_scaling.py --json
     python bench/scaling_model.py strong.json --latency 1.5e-6 --bandwidth 10e9 --particles 1e6
 
-This machine has two cores, so the cluster is a model (docs/scaling.md):
+This machine has two cores, so the cluster is a model (docs/performance.md):
 
     t(P) = fixed + c (n + kappa g) + forward + vote + rebuild / R
 
@@ -27,7 +27,7 @@ cost, the kernels and the rank's own rebuild work. Messages per step:
 one exchange per cut axis (two directions at once), three rounds in 3-D,
 plus one reduction (the rebuild vote), 2 log2 P latencies. The wall forces
 are summed over ranks only when something reads them (a servo wall, an
-output; ``Halo.SUM``, twenty-third session): the bed's fixed walls add no
+output; ``Halo.SUM``): the bed's fixed walls add no
 reduction per step (before, ecs_dem summed them every step). No reverse of
 forces (newton off, both codes).
 """
@@ -44,7 +44,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from shrunk_problems import LAMMPS_BENCH  # noqa: E402
+from peer_data import BED, chute_data, chute_setting, missing, peer_file  # noqa: E402
 
 REBUILD_TIMERS = ("domain:rebuild", "NeighborSearch")
 
@@ -57,18 +57,19 @@ def code_facts(problem: str) -> dict:
     from ecs_dem.row_packing import row_bytes, row_layout
     if problem == "chute":
         from ecs_dem.run import chute
-        path = LAMMPS_BENCH / "data.chute"
-        world = chute.build_world(dict(chute.DEFAULTS, data=str(path), thermo_every=0))
+        world = chute.build_world(dict(chute.DEFAULTS, data=chute_setting(), thermo_every=0))
+        d = chute_data()
     else:
         from one_rank import build_bed
-        path = LAMMPS_BENCH / "hm_bed.data"
-        world = build_bed(path)
+        if peer_file(BED) is None:
+            raise SystemExit(f"bed: {missing(BED)}")
+        world = build_bed(peer_file(BED))
+        d = read_sphere_data(peer_file(BED))
     world.prepare()
     p = world.particles
     steady = world.describe_schedule().split("(steady state):")[1]
     forwarded = sorted({f.strip() for line in steady.splitlines() if "forward particles." in line
                         for f in line.split("forward particles.")[1].split(",")})
-    d = read_sphere_data(path)
     z = d.position[:, 2]
     height = float(np.percentile(z, 99.5) - z.min() + d.diameter.max())
     area = float(np.prod(d.box_hi[:2] - d.box_lo[:2]))

@@ -17,7 +17,7 @@ row: the figure it checks and why its tolerance is what it is.
 ``<!-- validation table -->`` and ``<!-- end validation table -->`` of PATH
 (the rest of the page is kept), or prints it when PATH is ``-``. The LAMMPS
 row needs LAMMPS's data file ``data.chute`` (``--lammps-data PATH``; looked
-for in ../shared/lammps-bench beside the clone) and is skipped, with a note,
+for in shared/lammps-bench in the folder above the clone) and is skipped, with a note,
 without it. The exit status is 0 when every row that ran passed, 1 otherwise.
 """
 from __future__ import annotations
@@ -247,14 +247,14 @@ def mcdem(args) -> list[Row]:
     from ecs_dem.run import compression
 
     with tempfile.TemporaryDirectory(prefix="validation_compression_") as tmp:
-        settings = ["cycles=2", "discard=1", "plots=false", "quiet=true", f"output={tmp}"]
+        settings = ["cycles=1", "discard=0", "plots=false", "quiet=true", f"output={tmp}"]
         argv = [w for s in settings for w in ("--set", s)]
         if compression.main(argv) != 0:
             raise RuntimeError("run/compression.py failed")
         with open(Path(tmp) / "summary.csv") as fh:
             summary = {float(r["gamma"]): float(r["ratio_to_gamma1.19"]) for r in csv.DictReader(fh)}
     rows = []
-    cmd = "python run/compression.py --set cycles=2 --set discard=1"
+    cmd = "python run/compression.py --set cycles=1 --set discard=0"
     for gamma, paper, model in ((0.0, 0.43, "independent contacts"),
                                 (1.0, 0.80, "elastic half-space")):
         measured = summary[gamma]

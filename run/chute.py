@@ -77,8 +77,8 @@ def chute_state(seed: int = 1, frozen_type: int = 2) -> SphereData:
 
     The base: 912 frozen grains (type `frozen_type`) on a 38 x 24 grid, each shifted by up
     to a tenth of a spacing in x and y and lifted to a random height in [0, 1.2): a rough
-    floor with no hole a grain fits through (grid spacings 1.05 and 0.83, base grains may
-    overlap: frozen pairs are never listed). The 31,088 mobile grains (type 1) take random
+    floor whose gaps are narrower than a grain (grid spacings 1.05 and 0.83; base grains
+    may overlap: pairs of frozen grains are never listed). The 31,088 mobile grains (type 1) take random
     sites of a face-centred cubic lattice above it (nearest sites 1.0102 apart: 28 x 14 x
     24 cubic cells fitting the periodic box, 83 % of the sites filled), each moved by up to
     0.002 per axis, so no two grains touch at the start. The top face is open, as LAMMPS's
