@@ -1,9 +1,10 @@
 """LAMMPS's granular chute benchmark (bench/in.chute) in ecs_dem.
 
-32,000 spheres of diameter 1 and density 1.9099 (mass 1) in a box 40 x 20 x
-37.2886, periodic in x and y: gran/hooke/history (kn 2e5, kt 2/7 kn, gamman
-50, no tangential damping, friction 0.5), gravity 1 tilted 26 degrees along
-x, a frozen rough base (type 2), dt 1e-4, skin 0.1. LJ units, as in LAMMPS.
+32,000 spheres of diameter 1 and density 1 (mass pi/6, as in LAMMPS's data
+file) in a box 40 x 20 x 37.2886, periodic in x and y: gran/hooke/history
+(kn 2e5, kt 2/7 kn, gamman 50, no tangential damping, friction 0.5), gravity
+1 tilted 26 degrees along x, a frozen rough base (type 2), dt 1e-4, skin 0.1.
+LJ units, as in LAMMPS.
 Prints LAMMPS-style thermo lines ("Step Atoms KinEng c_1").
 
 The initial state is either generated here (the default: ``chute_state``, the
@@ -68,7 +69,7 @@ RANGES = (
 #: the deck's geometry (LJ units): box, mobile and base grains, diameter, density
 BOX_HI = (40.0, 20.0, 37.2886)
 MOBILE, BASE = 31088, 912
-DIAMETER, DENSITY = 1.0, 1.9099
+DIAMETER, DENSITY = 1.0, 1.0  # data.chute's density column (LAMMPS's log confirms mass pi/6)
 BASE_HEIGHT = 1.2  # base centres lie in [0, BASE_HEIGHT)
 
 
