@@ -1,7 +1,7 @@
 """One-rank throughput: the settled Hertz-Mindlin bed and LAMMPS's chute.
 
 Prints particle-steps per second (a benchmark, not a test). Both problems start
-from the peer data files in ../shared/lammps-bench (README there gives every
+from the peer data files (bench/peer_data.py; their README gives every
 setting and LAMMPS's figures on this machine: chute 11.0 M, bed 4.26 M
 particle-steps/s on one rank).
 
@@ -36,9 +36,11 @@ from ecs_dem.systems.neighbors.search import NeighborSearch
 from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from ecs_dem.systems.walls.contacts import WallContacts
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peer_data import BED, chute_setting, missing, peer_file  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
-LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
 LAMMPS_FIGURES = {"chute": 11.0e6, "hm_bed": 4.26e6}
 
 
@@ -108,11 +110,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     scale = 0.1 if args.quick else 1.0
     results = {}
-    cfg = dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"), thermo_every=0)
+    cfg = dict(chute.DEFAULTS, data=chute_setting(), thermo_every=0)
     results["chute"] = measure(chute.build_world(cfg), 100, int(15000 * scale / args.repeats),
                                args.repeats)
-    results["hm_bed"] = measure(build_bed(LAMMPS_BENCH / "hm_bed.data"), 500,
-                                int(10000 * scale / args.repeats), args.repeats)
+    if peer_file(BED):
+        results["hm_bed"] = measure(build_bed(peer_file(BED)), 500,
+                                    int(10000 * scale / args.repeats), args.repeats)
+    else:
+        print(f"hm_bed: {missing(BED)}")
     print(f"{'problem':10s} {'particles':>9s} {'steps':>7s} {'ecs_dem [M p-steps/s]':>22s} "
           f"{'LAMMPS (README)':>16s} {'ratio':>6s}")
     for name, r in results.items():

@@ -2,7 +2,7 @@
 
 Problems:
 * chute: LAMMPS's bench/in.chute, 32,000 spheres, gran/hooke/history;
-* bed: the settled Hertz-Mindlin bed of ../shared/lammps-bench/hm_bed.data
+* bed: the settled Hertz-Mindlin bed of hm_bed.data (bench/peer_data.py)
   tiled 2 x 2 in x and y (80,000 spheres, 0.28 m x 0.28 m, walls, gravity);
 * pour: run/pour.py on 2 ranks with and without load balancing; the box is
   cut in z, the bed settles at the bottom, and without balancing the upper
@@ -29,18 +29,19 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from worker_result import print_result, run_for_result, timed_run  # noqa: E402
-LAMMPS_BENCH = REPO.parent / "shared" / "lammps-bench"
+from peer_data import BED, chute_setting, missing, peer_file  # noqa: E402
 
 
 def worker(problem: str, steps: int, warmup: int, extra: list[str]) -> None:
     if problem == "chute":
         from ecs_dem.run import chute
-        world = chute.build_world(dict(chute.DEFAULTS, data=str(LAMMPS_BENCH / "data.chute"),
-                                       thermo_every=0))
+        world = chute.build_world(dict(chute.DEFAULTS, data=chute_setting(), thermo_every=0))
     elif problem == "bed":
         sys.path.insert(0, str(REPO / "bench"))
         from one_rank import build_bed
-        world = build_bed(LAMMPS_BENCH / "hm_bed.data", tiles=2)
+        if peer_file(BED) is None:
+            raise SystemExit(f"bed: {missing(BED)}")
+        world = build_bed(peer_file(BED), tiles=2)
     elif problem == "pour":
         from ecs_dem.config import merge_config
         from ecs_dem.run import pour

@@ -43,7 +43,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
-from shrunk_problems import LAMMPS_BENCH  # noqa: E402
+from peer_data import BED, chute_data, chute_setting, missing, peer_file  # noqa: E402
 
 REBUILD_TIMERS = ("domain:rebuild", "NeighborSearch")
 
@@ -56,18 +56,19 @@ def code_facts(problem: str) -> dict:
     from ecs_dem.row_packing import row_bytes, row_layout
     if problem == "chute":
         from ecs_dem.run import chute
-        path = LAMMPS_BENCH / "data.chute"
-        world = chute.build_world(dict(chute.DEFAULTS, data=str(path), thermo_every=0))
+        world = chute.build_world(dict(chute.DEFAULTS, data=chute_setting(), thermo_every=0))
+        d = chute_data()
     else:
         from one_rank import build_bed
-        path = LAMMPS_BENCH / "hm_bed.data"
-        world = build_bed(path)
+        if peer_file(BED) is None:
+            raise SystemExit(f"bed: {missing(BED)}")
+        world = build_bed(peer_file(BED))
+        d = read_sphere_data(peer_file(BED))
     world.prepare()
     p = world.particles
     steady = world.describe_schedule().split("(steady state):")[1]
     forwarded = sorted({f.strip() for line in steady.splitlines() if "forward particles." in line
                         for f in line.split("forward particles.")[1].split(",")})
-    d = read_sphere_data(path)
     z = d.position[:, 2]
     height = float(np.percentile(z, 99.5) - z.min() + d.diameter.max())
     area = float(np.prod(d.box_hi[:2] - d.box_lo[:2]))

@@ -2,7 +2,7 @@
 
 Strong scaling at a fixed number of ranks needs the same problem at several
 sizes. Both problems are cut from their peer data files
-(../shared/lammps-bench) so that the particle density, the contacts per
+(bench/peer_data.py) so that the particle density, the contacts per
 particle and every material setting stay those of the full problem:
 
 * chute: the periodic box is cut to a fraction of its area in x and y (same
@@ -26,7 +26,7 @@ import numpy as np
 
 from ecs_dem.io.lammps_data import SphereData, read_sphere_data
 
-LAMMPS_BENCH = Path(__file__).resolve().parents[2] / "shared" / "lammps-bench"
+from peer_data import BED, chute_data, missing, peer_file  # noqa: E402
 FULL = {"chute": 32000, "bed": 80000}  # particles of the data each problem is cut from
 
 
@@ -79,7 +79,7 @@ def _seam_overlaps(x: np.ndarray, diameter: np.ndarray, mobile: np.ndarray,
 
 def shrink_chute(particles: int, frozen_type: int = 2) -> SphereData:
     """The chute cut to about `particles` spheres (same depth and aspect ratio)."""
-    d = read_sphere_data(LAMMPS_BENCH / "data.chute")
+    d = chute_data()
     if particles >= d.id.size:
         return d
     scale = np.sqrt(particles / d.id.size)
@@ -95,7 +95,9 @@ def shrink_chute(particles: int, frozen_type: int = 2) -> SphereData:
 
 def shrink_bed(particles: int) -> SphereData:
     """The settled Hertz-Mindlin bed, tiled 2 x 2, cut to about `particles` spheres."""
-    base = read_sphere_data(LAMMPS_BENCH / "hm_bed.data")
+    if peer_file(BED) is None:
+        raise SystemExit(f"bed: {missing(BED)}")
+    base = read_sphere_data(peer_file(BED))
     side = float(base.box_hi[0] - base.box_lo[0])
     tiles = [(i * side, j * side) for i in range(2) for j in range(2)]
     step = int(base.id.max()) + 1

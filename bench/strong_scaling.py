@@ -47,6 +47,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
+from peer_data import available_problems  # noqa: E402
 from shrunk_problems import write_problem  # noqa: E402
 from vs_lammps import find_lammps, run_lammps  # noqa: E402
 from worker_result import print_result, run_for_result, timed_run  # noqa: E402
@@ -133,7 +134,7 @@ def main(argv=None) -> int:
 
     repeats = args.repeats or (1 if args.quick else 3)
     budget = args.budget or (2e6 if args.quick else 1.2e7)
-    problems = [p for p in args.problems.split(",") if p]
+    problems = available_problems([p for p in args.problems.split(",") if p])
     ranks_list = [int(r) for r in args.ranks.split(",")]
     per_rank = [int(n) for n in args.per_rank.split(",")]
     lmp = None if args.no_lammps else find_lammps()

@@ -1,20 +1,27 @@
 """LAMMPS's granular chute benchmark (bench/in.chute) in ecs_dem.
 
-32,000 spheres from LAMMPS's own data file (../shared/lammps-bench/data.chute):
-gran/hooke/history (kn 2e5, kt 2/7 kn, gamman 50, no tangential damping,
-friction 0.5), gravity 1 tilted 26 degrees, frozen base (type 2), periodic in
-x and y, dt 1e-4, skin 0.1. LJ units, as in LAMMPS. Prints LAMMPS-style thermo
-lines ("Step Atoms KinEng c_1"): at step 100 LAMMPS prints 784292.08 and
-1571.0968.
+32,000 spheres of diameter 1 and density 1 (mass pi/6, as in LAMMPS's data
+file) in a box 40 x 20 x 37.2886, periodic in x and y: gran/hooke/history
+(kn 2e5, kt 2/7 kn, gamman 50, no tangential damping, friction 0.5), gravity
+1 tilted 26 degrees along x, a frozen rough base (type 2), dt 1e-4, skin 0.1.
+LJ units, as in LAMMPS.
+Prints LAMMPS-style thermo lines ("Step Atoms KinEng c_1").
 
-    python run/chute.py                       # 100 steps, thermo every 100
+The initial state is either generated here (the default: ``chute_state``, the
+deck's geometry, count and density, grains at rest above the base) or read
+from LAMMPS's own data file with ``--set data=PATH`` (``data.chute``, the
+state LAMMPS's bench/in.chute reads): from that file the thermo line of step
+100 equals LAMMPS's reference log to every printed digit (784292.08 and
+1571.0968).
+
+    python run/chute.py                       # 100 steps from the generated state
     python run/chute.py --set steps=15000 --set thermo_every=1000
+    python run/chute.py --set data=data.chute # LAMMPS's initial state
 """
 from __future__ import annotations
 
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -22,7 +29,7 @@ from ecs_dem import Box, InputError, World, observe
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species
 from ecs_dem.driver import run_driver
-from ecs_dem.io.lammps_data import read_sphere_data
+from ecs_dem.io.lammps_data import SphereData, read_sphere_data
 from ecs_dem.runner import RUN_DEFAULTS
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.diagnostics import Diagnostics
@@ -31,9 +38,9 @@ from ecs_dem.systems.contact.linear_spring_dashpot import LinearSpringDashpotLaw
 from ecs_dem.systems.neighbors.search import NeighborSearch
 from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULTS = {
-    "data": str(REPO.parent / "shared" / "lammps-bench" / "data.chute"),
+    "data": "",             # LAMMPS data file of the initial state; "" generates one (seed)
+    "seed": 1,              # random numbers of the generated state
     "steps": 100,
     "thermo_every": 100,
     "dt": 1e-4,
@@ -53,19 +60,66 @@ DEFAULTS = {
 #: (key, low, high, bounds included): the values a run can use (ecs_dem.config.check_ranges)
 RANGES = (
     ("steps", 1, math.inf, True),
+    ("seed", 0, math.inf, True),
     ("thermo_every", 0, math.inf, True),
     ("checkpoint_every", 0, math.inf, True),
 )
 
 
+#: the deck's geometry (LJ units): box, mobile and base grains, diameter, density
+BOX_HI = (40.0, 20.0, 37.2886)
+MOBILE, BASE = 31088, 912
+DIAMETER, DENSITY = 1.0, 1.0  # data.chute's density column (LAMMPS's log confirms mass pi/6)
+BASE_HEIGHT = 1.2  # base centres lie in [0, BASE_HEIGHT)
+
+
+def chute_state(seed: int = 1, frozen_type: int = 2) -> SphereData:
+    """An initial state with the deck's box, counts, diameter and density, at rest.
+
+    The base: 912 frozen grains (type `frozen_type`) on a 38 x 24 grid, each shifted by up
+    to a tenth of a spacing in x and y and lifted to a random height in [0, 1.2): a rough
+    floor whose gaps are narrower than a grain (grid spacings 1.05 and 0.83; base grains
+    may overlap: pairs of frozen grains are never listed). The 31,088 mobile grains (type 1) take random
+    sites of a face-centred cubic lattice above it (nearest sites 1.0102 apart: 28 x 14 x
+    24 cubic cells fitting the periodic box, 83 % of the sites filled), each moved by up to
+    0.002 per axis, so no two grains touch at the start. The top face is open, as LAMMPS's
+    shrink-wrapped one: a grain may rise above it (non-periodic faces are not walls)."""
+    rng = np.random.default_rng(seed)
+    lx, ly, _ = BOX_HI
+    nx, ny = 38, 24
+    gx, gy = np.meshgrid((np.arange(nx) + 0.5) * lx / nx, (np.arange(ny) + 0.5) * ly / ny,
+                         indexing="ij")
+    base = np.column_stack([gx.ravel(), gy.ravel(), np.zeros(nx * ny)])
+    base[:, 0] += rng.uniform(-0.1, 0.1, nx * ny) * lx / nx
+    base[:, 1] += rng.uniform(-0.1, 0.1, nx * ny) * ly / ny
+    base[:, 2] = rng.uniform(0.0, BASE_HEIGHT, nx * ny)
+    cells = (28, 14, 24)
+    a = lx / cells[0]
+    corner = np.stack(np.meshgrid(*[np.arange(c) for c in cells], indexing="ij"), -1).reshape(-1, 3)
+    motif = np.array([[0, 0, 0], [0.5, 0.5, 0], [0.5, 0, 0.5], [0, 0.5, 0.5]])
+    sites = ((corner[:, None, :] + motif[None, :, :]).reshape(-1, 3) + [0.25, 0.25, 0]) * a
+    sites[:, 2] += BASE_HEIGHT + 1.01 * DIAMETER  # clear of the highest base grain
+    mobile = sites[np.sort(rng.choice(len(sites), MOBILE, replace=False))]
+    mobile += rng.uniform(-0.002, 0.002, mobile.shape)
+    position = np.vstack([mobile, base])
+    n = len(position)
+    return SphereData(np.zeros(3), np.array(BOX_HI), np.arange(1, n + 1, dtype=np.int64),
+                      np.where(np.arange(n) < MOBILE, 1, frozen_type).astype(np.int64),
+                      np.full(n, DIAMETER), np.full(n, DENSITY), position,
+                      np.zeros((n, 3), np.int64), np.zeros((n, 3)), np.zeros((n, 3)))
+
+
 def build_world(cfg: dict, log=print) -> World:
-    """The chute from ``cfg["data"]``; `log` prints the thermo lines (rank 0's print on
-    several ranks: ``Job.print``)."""
-    data = read_sphere_data(cfg["data"])
-    if not np.any(data.type == cfg["frozen_type"]):
-        raise InputError(f"config key 'frozen_type' = {cfg['frozen_type']}: no atom of that type "
-                         f"in {cfg['data']} (types {sorted(set(data.type.tolist()))}), so there "
-                         "would be no frozen base; give one of those types")
+    """The chute from ``cfg["data"]`` (a LAMMPS data file), or from ``chute_state`` when it is
+    empty; `log` prints the thermo lines (rank 0's print on several ranks: ``Job.print``)."""
+    if not cfg["data"]:
+        data = chute_state(cfg["seed"], cfg["frozen_type"])
+    else:
+        data = read_sphere_data(cfg["data"])
+        if not np.any(data.type == cfg["frozen_type"]):
+            raise InputError(f"config key 'frozen_type' = {cfg['frozen_type']}: no atom of that "
+                             f"type in {cfg['data']} (types {sorted(set(data.type.tolist()))}), so "
+                             "there would be no frozen base; give one of those types")
     box = Box(data.box_lo, data.box_hi, periodic=(True, True, False))
     world = World(box, dt=cfg["dt"], skin=cfg["skin"], sort=cfg["sort"])
     # LJ units: the linear law ignores the elastic constants; only density matters

@@ -186,6 +186,14 @@ def centre_deflection(world) -> float:
                                p.position[:, 2])
 
 
+def hencky_deflection(cfg: dict) -> tuple[float, float]:
+    """(Hencky's centre deflection w0 = C a (q a / E h)^(1/3) for nu = 1/3, the spring
+    lattice's Poisson ratio, in m; its coefficient C)."""
+    a, q = cfg["radius"], cfg["pressure"]
+    C, _ = hencky_coefficient(1.0 / 3.0)
+    return C * a * (q * a / (cfg["youngs_modulus"] * cfg["thickness"])) ** (1.0 / 3.0), C
+
+
 def run(job) -> int:
     cfg = job.cfg
     with job.open_output(cfg["output"]) as output:
@@ -197,9 +205,7 @@ def run(job) -> int:
         if world.stop_requested:
             return status
         w0 = centre_deflection(world)
-    a, q = cfg["radius"], cfg["pressure"]
-    C, n0 = hencky_coefficient(1.0 / 3.0)
-    expected = C * a * (q * a / (cfg["youngs_modulus"] * cfg["thickness"])) ** (1.0 / 3.0)
+    expected, C = hencky_deflection(cfg)
     job.print(f"done in {job.elapsed:.1f} s; centre deflection {w0 * 1e3:.4f} mm, Hencky "
               f"{expected * 1e3:.4f} mm (C = {C:.4f}): {100 * (w0 / expected - 1):+.2f} %")
     job.print(f"surface: {cfg['output']} (open the .xdmf in ParaView)")

@@ -79,17 +79,22 @@ def test_flat_hinge_and_hinge_at_rest_feel_no_force():
     np.testing.assert_allclose(f, 0.0, atol=1e-15)
 
 
-def test_symmetric_bend_has_the_magnitude_of_eq_11():
-    L, h, fold, k_el = 1.3, 0.7, 0.4, 3.0
+def symmetric_bend(L=1.3, h=0.7, fold=0.4, k_el=3.0):
+    """(hinge positions, forces, theta, the Eq. (11) force magnitude on each wing) of a
+    symmetric bend: |e| = L, |n1| = |n2| = L h (twice the wing areas); the two outward
+    normals (-e_z for wing 1, (-sin fold, 0, cos fold) turned) meet at |theta| = fold."""
     x = folded_hinge(L, h, fold)
-    # the test's own geometry: |e| = L, |n1| = |n2| = L h (twice the wing areas); the two
-    # outward normals (-e_z for wing 1, (-sin fold, 0, cos fold) turned) meet at |theta| = fold
     n_len = L * h
-    expected_theta = fold
     f, _, _ = forces(x, k_el=k_el)
     theta = geometry(x)[0]
-    assert abs(theta) == pytest.approx(expected_theta, rel=1e-12)
     magnitude = k_el * L**2 / (2 * n_len) * abs(math.sin(theta / 2)) * (L / n_len)  # |u1| = |e|/|n1|
+    return x, f, theta, magnitude
+
+
+def test_symmetric_bend_has_the_magnitude_of_eq_11():
+    fold = 0.4
+    x, f, theta, magnitude = symmetric_bend(fold=fold)
+    assert abs(theta) == pytest.approx(fold, rel=1e-12)
     assert np.linalg.norm(f[0]) == pytest.approx(magnitude, rel=1e-12)
     assert np.linalg.norm(f[1]) == pytest.approx(magnitude, rel=1e-12)
     # restoring: a small step along the forces reduces |theta - theta0|

@@ -108,37 +108,47 @@ def fold(angle):
     return Mesh([[0, 0, 0], [0, A, 0], [-A, A / 2, 0], wing], [[0, 1, 2], [1, 0, 3]])
 
 
-def test_table_1_face_beats_edge_and_vertex_on_a_flat_sheet():
-    touching, kept = selection(HEX, (A / 2, 0.02 * H, 0.8 * R))  # face of 0 near edge to 5
-    assert {(0, "face"), (5, "edge")} <= touching and kept == {(0, "face")}
-    touching, kept = selection(HEX, (0.01 * A, 0.01 * A, 0.8 * R))  # face near the centre vertex
-    assert len(touching) >= 3 and kept == {(0, "face")}
-
-
-def test_table_1_one_contact_per_shared_edge_and_vertex():
-    touching, kept = selection(HEX, (A / 2, 0.0, 0.8 * R))  # on the edge shared by 0 and 5
-    assert touching == {(0, "edge"), (5, "edge")} and kept == {(0, "edge")}
-    touching, kept = selection(HEX, (0.0, 0.0, 0.8 * R))  # on the vertex shared by all six
-    assert touching == {(k, "vertex") for k in range(6)} and kept == {(0, "vertex")}
-
-
-def test_valley_keeps_both_faces_and_ridge_one_edge():
-    valley = fold(math.radians(60))
+def valley_centre(angle=math.radians(60)):
+    """A grain centre on the bisector of the valley fold(angle), touching both faces."""
     mid = np.array([0.0, A / 2, 0.0])
-    bisector = np.array([math.cos(math.radians(120)), 0, math.sin(math.radians(120))])
-    centre = mid + 1.0 * R / math.sin(math.radians(60)) * 0.95 * bisector  # touches both faces
-    touching, kept = selection(valley, tuple(centre))
-    assert kept == {(0, "face"), (1, "face")}
-    ridge = fold(math.radians(-60))
-    touching, kept = selection(ridge, (0.0, A / 2, 0.8 * R))
-    assert touching == {(0, "edge"), (1, "edge")} and kept == {(0, "edge")}
+    half = (math.pi - angle) / 2  # the bisector's angle from the flat wing's plane
+    bisector = np.array([-math.cos(half), 0, math.sin(half)])
+    return tuple(mid + 1.0 * R / math.sin(half) * 0.95 * bisector)
 
 
-def test_patches_sharing_no_vertex_are_kept_independently():
-    far = Mesh([[0, 0, 0], [A, 0, 0], [0, A, 0], [3 * A, 0, 0], [4 * A, 0, 0], [3 * A, A, 0]],
-               [[0, 1, 2], [3, 4, 5]])
-    touching, kept = selection(far, (2 * A, 0.0, 0.2 * A), radius=1.05 * A)  # vertices 1 and 3
-    assert touching == {(0, "vertex"), (1, "vertex")} and kept == touching
+#: Table 1's selection rules, case by case: name -> (mesh, grain centre, grain radius, the
+#: contacts (triangle, kind) that touch, None if not checked, the contacts kept)
+TABLE_1 = {
+    "a face beats the edge it is near": (
+        HEX, (A / 2, 0.02 * H, 0.8 * R), R, {(0, "face"), (5, "edge")}, {(0, "face")}),
+    "a face beats the edges and vertices near the centre": (
+        HEX, (0.01 * A, 0.01 * A, 0.8 * R), R,
+        {(0, "face"), (1, "edge"), (2, "edge"), (5, "edge"), (3, "vertex"), (4, "vertex")},
+        {(0, "face")}),
+    "one contact per shared edge": (
+        HEX, (A / 2, 0.0, 0.8 * R), R, {(0, "edge"), (5, "edge")}, {(0, "edge")}),
+    "one contact per shared vertex": (
+        HEX, (0.0, 0.0, 0.8 * R), R, {(k, "vertex") for k in range(6)}, {(0, "vertex")}),
+    "a valley keeps both faces": (
+        fold(math.radians(60)), valley_centre(), R, None, {(0, "face"), (1, "face")}),
+    "a ridge keeps one edge": (
+        fold(math.radians(-60)), (0.0, A / 2, 0.8 * R), R, {(0, "edge"), (1, "edge")},
+        {(0, "edge")}),
+    "patches sharing no vertex are kept independently": (  # vertices 1 and 3
+        Mesh([[0, 0, 0], [A, 0, 0], [0, A, 0], [3 * A, 0, 0], [4 * A, 0, 0], [3 * A, A, 0]],
+             [[0, 1, 2], [3, 4, 5]]),
+        (2 * A, 0.0, 0.2 * A), 1.05 * A, {(0, "vertex"), (1, "vertex")},
+        {(0, "vertex"), (1, "vertex")}),
+}
+
+
+@pytest.mark.parametrize("case", list(TABLE_1))
+def test_table_1_selection(case):
+    mesh, position, radius, touching_expected, kept_expected = TABLE_1[case]
+    touching, kept = selection(mesh, position, radius)
+    if touching_expected is not None:
+        assert touching == touching_expected
+    assert kept == kept_expected
 
 
 def test_forces_balance_and_angular_momentum_is_conserved_on_a_free_membrane():

@@ -45,14 +45,28 @@ def extension_history(world, steps):
     return np.array(out)
 
 
-def test_undamped_period_is_two_pi_sqrt_meff_over_k():
+def undamped_period(periods=6):
+    """(world, measured period, number of upward zero crossings) of the undamped oscillator
+    run for `periods` periods: the period from the crossings, linearly interpolated."""
     world = oscillator(0.0)
-    s = extension_history(world, 400 * 6)
+    s = extension_history(world, 400 * periods)
     t = world.dt * np.arange(1, s.size + 1)
     up = np.flatnonzero((s[:-1] < 0) & (s[1:] >= 0))
     crossings = t[up] - world.dt * s[up + 1] / (s[up + 1] - s[up])  # linear interpolation
-    period = np.mean(np.diff(crossings))
-    assert len(crossings) >= 4
+    return world, float(np.mean(np.diff(crossings))), len(crossings)
+
+
+def decay_ratios(gamma, periods=4):
+    """(successive peak ratios of the damped oscillator, the two-body oscillator's ratio)."""
+    s = extension_history(oscillator(gamma), 400 * periods)
+    peaks = [s[k] for k in range(1, s.size - 1) if s[k] > s[k - 1] and s[k] >= s[k + 1]]
+    ratios = np.array(peaks[1:]) / np.array(peaks[:-1])
+    return ratios, math.exp(-2 * math.pi * gamma / math.sqrt(1 - gamma**2))
+
+
+def test_undamped_period_is_two_pi_sqrt_meff_over_k():
+    world, period, crossings = undamped_period()
+    assert crossings >= 4
     assert period == pytest.approx(2 * math.pi / OMEGA0, rel=5e-3)
     # momentum of the free pair is conserved
     p = world.particles
@@ -61,11 +75,7 @@ def test_undamped_period_is_two_pi_sqrt_meff_over_k():
 
 @pytest.mark.parametrize("gamma", [0.02, 0.1])
 def test_damped_amplitudes_decay_as_the_two_body_oscillator(gamma):
-    world = oscillator(gamma)
-    s = extension_history(world, 400 * 4)
-    peaks = [s[k] for k in range(1, s.size - 1) if s[k] > s[k - 1] and s[k] >= s[k + 1]]
-    ratios = np.array(peaks[1:]) / np.array(peaks[:-1])
-    expected = math.exp(-2 * math.pi * gamma / math.sqrt(1 - gamma**2))
+    ratios, expected = decay_ratios(gamma)
     assert len(ratios) >= 2
     np.testing.assert_allclose(ratios, expected, rtol=1e-2)
 
