@@ -7,14 +7,13 @@ Systems): ``migrate``, ``rebuild_ghosts``, ``forward``, ``reverse`` (and ``zero`
 * this module: the box, the rebuild decision (``needs_rebuild``: a row moved
   more than half the skin since the last rebuild), the rebuild itself (wrap,
   balance, destinations, migrate, sort by cell, ghosts) and the checkpoint state;
-* ``ecs_dem.migration``: rows to the ranks that own their positions;
-* ``ecs_dem.ghosts``: ghost layers, their stages, periodic images;
+* ``ecs_dem.migration``: rows to the ranks that own their positions, rows of
+  anchored tables (a table whose ``anchor`` names a field holding gids of a
+  spatial table's rows: pairs, bonded springs) with their anchor rows;
+* ``ecs_dem.ghosts``: ghost layers, their stages, periodic images (one rank is
+  the same code talking to itself: systems never special-case periodicity or
+  rank count);
 * ``ecs_dem.halo``: forward, reverse and zero on the ghost stages (the float fast path).
-
-One rank is the same code talking to itself: along a periodic axis its
-neighbour is itself, and rows within ``ghost_width`` of a periodic face become
-ghost rows shifted by the box length (periodic images), so systems see periodic
-images as ordinary ghost rows and never special-case periodicity or rank count.
 
 Pair rule (applied by pair systems, stated here because ghosts create it):
 a pair of an owned row and a ghost row is listed only when the owned row
@@ -29,16 +28,11 @@ add forces to own rows only (LAMMPS's ``newton off``): it then declares
 ``accumulates_owned`` and adds a periodic image's share to its own row
 (``home_rows``), with no reverse at all.
 
-Anchored tables: a table whose ``anchor`` names a field holding gids of a
-spatial table's rows (the pairs table: its ``gid`` column is gid_i; bonded
-springs: their first vertex) migrates row by row with that anchor.
-
-Set-up: every rank holds the same complete initial state (drivers run the same
-code on every rank), and the first rebuild keeps each rank's own rows.
-
-Non-periodic box faces are not walls: a particle that crosses one keeps going
-(add a wall system to confine it); the outermost subdomains extend to
-infinity. A particle outside the box at set-up is an input error.
+Set-up: every rank holds the same complete initial state, and the first
+rebuild keeps each rank's own rows. Non-periodic box faces are not walls: a
+particle that crosses one keeps going (add a wall system to confine it); the
+outermost subdomains extend to infinity. A particle outside the box at set-up
+is an input error.
 """
 from __future__ import annotations
 
@@ -286,9 +280,8 @@ class Domain:
     # ------------------------------------------------- migration, ghosts, halo
     def migrate(self, table: Table, anchored=(), initial: bool = False,
                 owners: np.ndarray | None = None) -> None:
-        """Move every owned row (all fields) to the rank that owns its position (or to
-        `owners`, one rank per owned row); rows of the `anchored` tables go with their
-        anchor rows (``Migration.migrate``). `initial`: keep own rows only."""
+        """Every owned row to the rank owning its position, or to `owners` (one rank per
+        owned row), anchored rows with it (``Migration.migrate``)."""
         self._migration.migrate(table, anchored, initial, owners)
 
     def rebuild_ghosts(self, table: Table) -> None:
@@ -302,20 +295,17 @@ class Domain:
         self._ghosts.build_anchored(anchor_table, table)
 
     def anchor_rows(self, anchor_table: Table, table: Table) -> np.ndarray:
-        """Local row (in `anchor_table`) of the anchor of every owned and ghost row of
-        `table` (``GhostLayers.anchor_rows``)."""
+        """Per row of `table`, its anchor's row in `anchor_table` (``GhostLayers.anchor_rows``)."""
         return self._ghosts.anchor_rows(anchor_table, table)
 
     compile_row_kernels = staticmethod(compile_row_kernels)
 
     def own_images(self, table: Table) -> np.ndarray:
-        """Per row: 1 for owned rows and periodic images of them, 0 for copies of other
-        ranks' rows (``GhostLayers.own_images``)."""
+        """Per row: 1 if owned or an image of an owned row (``GhostLayers.own_images``)."""
         return self._ghosts.own_images(table)
 
     def home_rows(self, table: Table) -> np.ndarray:
-        """Per row: the owned row a contribution to it belongs to on this rank, -1 for
-        copies of other ranks' rows (``GhostLayers.home_rows``)."""
+        """Per row: the owned row its share belongs to, or -1 (``GhostLayers.home_rows``)."""
         return self._ghosts.home_rows(table)
 
     def forward(self, table: Table, names) -> None:
@@ -323,8 +313,7 @@ class Domain:
         self._halo.forward(table, names)
 
     def reverse(self, table: Table, names) -> None:
-        """Sum ghost-row values of the given REVERSE fields into their sources, then zero the
-        ghosts (``ecs_dem.halo``)."""
+        """Sum ghost-row values of REVERSE fields into their sources (``ecs_dem.halo``)."""
         self._halo.reverse(table, names)
 
     def zero(self, table: Table, names) -> None:

@@ -203,7 +203,8 @@ def sums_of(s: System, tables: Mapping[str, TableInfo], ranks: int) -> tuple[tup
     return read, shared
 
 
-def assignments(systems: Sequence[System], zeroed, adds_always=frozenset()) -> tuple[frozenset, ...]:
+def assignments(systems: Sequence[System], zeroed,
+                adds_always=frozenset()) -> tuple[frozenset, ...]:
     """Per system, the fields of its ``assigns_owned`` it sets in this run (empty for the
     others): where it is the run's first system to declare the field, no system of the run
     adds into the field's ghost rows (``accumulates``: its owned rows then hold exactly

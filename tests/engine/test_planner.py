@@ -214,7 +214,8 @@ def test_a_step_plan_runs_neighbors_from_the_state_after_a_rebuild():
                     builds=("pairs",))
     contacts = system("Contacts", reads_ghosts={"particles": ("position",)},
                       accumulates={"particles": ("force",)})
-    stages = {Stage.INTEGRATE_FIRST: (move,), Stage.NEIGHBORS: (search,), Stage.FORCES: (contacts,)}
+    stages = {Stage.INTEGRATE_FIRST: (move,), Stage.NEIGHBORS: (search,),
+              Stage.FORCES: (contacts,)}
     step = plan_step(stages, rebuilt_tables(stages[Stage.NEIGHBORS], TABLES),
                      lambda s, st: plan(s, st))
     assert ops(step.neighbors) == [("Search", [])]  # the rebuild forwarded every ghost row
