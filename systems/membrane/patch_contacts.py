@@ -17,7 +17,9 @@ mass follows ``effective_mass``: "patch" (default), the grain's with the
 patch's share of the membrane mass, M* = m_g m_p / (m_g + m_p),
 m_p = sum w_k m_k over the triangle's vertices with the contact point's
 barycentric weights; "grain", M* = m_g, the membrane as infinitely massive
-as a wall (systems.membrane.patch_kernels).
+as a wall; "triangle", M* = m_g m_t / (m_g + m_t), m_t = A0 d rho the
+touched triangle's own rest mass, as MercuryDPM's mesh triangles carry
+(systems.membrane.patch_kernels).
 
 Each grain's owner evaluates all its patch contacts; forces on ghost
 vertices come home through the reverse reduction, so results do not depend
@@ -39,7 +41,7 @@ from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
 
 PATCH_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "fixed", "species")
 #: conventions for the effective mass of a grain-patch contact (module docstring)
-EFFECTIVE_MASS = ("patch", "grain")
+EFFECTIVE_MASS = ("patch", "grain", "triangle")
 #: per-candidate state: selected at the last step (the hand-over of springs needs it)
 WAS_SELECTED = Field("was_selected", np.uint8, (), Halo.LOCAL, 0, "", "selected at the last step")
 
@@ -49,7 +51,7 @@ class PatchContacts(ContactSystem):
 
     ``max_stretch``: the largest a triangle may get relative to its initial size; with the
     largest grain radius it sets the ghost width (a grain's owner must see every triangle
-    it may touch). ``effective_mass``: "patch" or "grain" (module docstring).
+    it may touch). ``effective_mass``: "patch", "grain" or "triangle" (module docstring).
     ``touching``: the candidates that touch (selected or not) at the last
     step; ``selected``: the selected face, edge and vertex contacts.
     """
@@ -129,11 +131,20 @@ class PatchContacts(ContactSystem):
         G = (pairs.i, pairs.t, tri_rows, tri.with_ghosts("membrane"), world.membranes.species,
              geometry, selected, g("position"), g("velocity"), g("angular_velocity"),
              g("radius"), g("mass"), g("fixed"), g("species"), g("force"), g("torque"),
-             self.effective_mass == "grain")
+             EFFECTIVE_MASS.index(self.effective_mass), self._triangle_mass(world))
         self._args = (prepare, G, history_columns(pairs, names, n),
                       self._scratch.flags(pairs, names))
         self._args_key = key
         return self._args
+
+    def _triangle_mass(self, world) -> np.ndarray:
+        """Rest mass A0 d rho of every triangle row, ghosts included (convention
+        "triangle"; an empty array otherwise)."""
+        if self.effective_mass != "triangle":
+            return np.zeros(0)
+        tri, m = world.membrane_triangles, world.membranes
+        per_area = m.thickness * m.density
+        return tri.with_ghosts("rest_area") * per_area[tri.with_ghosts("membrane")]
 
     def contact_states(self, world) -> dict[str, np.ndarray]:
         """The candidates of the last evaluation: grain and triangle gids, kind ("face", "edge",

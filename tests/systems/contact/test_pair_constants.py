@@ -13,7 +13,8 @@ constants:
 
 with v_n < 0 approaching. M*: m1 m2 / (m1 + m2) for two spheres; m_g against
 a wall; against a patch, m_g m_p / (m_g + m_p) with m_p the patch's share of
-the membrane mass (convention "patch") or m_g (convention "grain"). The given
+the membrane mass (convention "patch"), m_g (convention "grain"), or
+m_g m_t / (m_g + m_t) with m_t the triangle's rest mass (convention "triangle"). The given
 constants are far from the mixed ones, so a test passes only if the pair
 table reached the law.
 """
@@ -119,7 +120,7 @@ HEX = Mesh(np.vstack([[0, 0, 0], [[A * math.cos(k * math.pi / 3), A * math.sin(k
            [[0, 1 + k, 1 + (k + 1) % 6] for k in range(6)])
 
 
-@pytest.mark.parametrize("convention", ["patch", "grain"])
+@pytest.mark.parametrize("convention", ["patch", "grain", "triangle"])
 @pytest.mark.parametrize("kind", ["hertz", "linear"])
 def test_a_grain_on_a_free_patch_feels_the_given_constants_and_the_chosen_mass(kind, convention):
     world, grain, _ = world_with_species()
@@ -135,12 +136,14 @@ def test_a_grain_on_a_free_patch_feels_the_given_constants_and_the_chosen_mass(k
                       PatchContacts(law_of(kind, grain, rubber), effective_mass=convention))
     g = np.flatnonzero(p.membrane < 0)[0]
     mg = mass(R1)
-    mstar = mg * m_patch / (mg + m_patch) if convention == "patch" else mg
+    m_triangle = 0.5 * A * A * math.sqrt(3) / 2 * 3e-4 * 1000.0  # A0 d rho
+    m_partner = {"patch": m_patch, "grain": math.inf, "triangle": m_triangle}[convention]
+    mstar = mg if convention == "grain" else mg * m_partner / (mg + m_partner)
     # normal +z here: the closed form's (normal, t1, t2) is (z, x, y)
     want = hertz_force(HM, R1, mstar) if kind == "hertz" else linear_force(LINEAR, mstar)
     # (the contact point's round-off tilts the normal by ~1e-16: atol relative to F_n)
     np.testing.assert_allclose(force[g][[2, 0, 1]], want, rtol=1e-12, atol=1e-14 * want[0])
-    assert m_patch < 0.5 * mg  # the two conventions differ by more than round-off here
+    assert m_patch < 0.5 * mg and m_triangle < 0.95 * m_patch  # the conventions differ here
     # the vertices take the reaction
     np.testing.assert_allclose(force.sum(axis=0), 0.0, atol=1e-14 * np.abs(want).max())
 
