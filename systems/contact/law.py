@@ -91,6 +91,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecs_dem.components.species import species_version
+from ecs_dem.systems.contact.pair_constants import needed_pairs
 
 #: the arguments every law function receives first, in this order
 GEOMETRY = ("dx", "dy", "dz", "rsq", "delta", "ri", "rj", "rstar", "mstar",
@@ -261,6 +262,9 @@ class LawBinding:
 
     def bind(self, world) -> BoundLaw:
         self.check(world)
+        pairs = getattr(self.law, "pairs", None)
+        if pairs is not None and pairs.explicit:  # the pairs an explicit table must give
+            pairs.needed = needed_pairs(world)
         self.bound = self.law.bind(world.tables.get("species"))
         self.version = self._version(world)
         self.on_bind(self.bound)

@@ -18,10 +18,10 @@ mixed value. The names are the law's (``HertzMindlinLaw.PAIR_CONSTANTS``,
 not negative, and a stiffness the law divides by must be positive.
 
 An *explicit* table (``explicit=True``, or ``law.set_pair(..., explicit=True)``
-once) is one the user means to be complete: binding then refuses a pair of
-species that is missing, or that lacks one of the law's required constants,
-and names the pair and the fix; pairs with ``RIGID`` may still be left to
-the mixing rules.
+once) is one the user means to be complete: binding then refuses a pair the
+world's contacts need (``needed_pairs``) that is missing, or that lacks one
+of the law's required constants, and names the pair and the fix; pairs with
+``RIGID`` may still be left to the mixing rules.
 
 The table belongs to the law object; a contact system binds its law again at
 the next step whenever the table changes (``systems.contact.law.LawBinding``),
@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from ecs_dem.errors import InputError
+from ecs_dem.observe import communicator
 
 #: the partner material of a wall without species, in ``set_pair``
 RIGID = "rigid"
@@ -81,6 +82,9 @@ class PairConstants:
         self.explicit = bool(explicit)
         self.pairs: dict[tuple, dict[str, float]] = {}
         self.version = 0
+        #: the species pairs an explicit table must give (None: every pair of species);
+        #: ``systems.contact.law.LawBinding`` sets it from the world (``needed_pairs``)
+        self.needed: set | None = None
 
     def set(self, a, b, **constants) -> None:
         """Set constants of the pair (a, b) (module docstring); others given before stay."""
@@ -125,15 +129,16 @@ class PairConstants:
         if not self.explicit:
             return
         missing, incomplete = [], []
-        for a in range(n_species):
-            for b in range(a, n_species):
-                given = self.pairs.get((a, b))
-                if given is None:
-                    missing.append(pair_text((a, b)))
-                else:
-                    lack = [n for n in self.required if n not in given]
-                    if lack:
-                        incomplete.append(f"{pair_text((a, b))} lacks {', '.join(lack)}")
+        needed = self.needed if self.needed is not None else {
+            (a, b) for a in range(n_species) for b in range(a, n_species)}
+        for a, b in sorted(needed):
+            given = self.pairs.get((a, b))
+            if given is None:
+                missing.append(pair_text((a, b)))
+            else:
+                lack = [n for n in self.required if n not in given]
+                if lack:
+                    incomplete.append(f"{pair_text((a, b))} lacks {', '.join(lack)}")
         if missing or incomplete:
             parts = ([f"pairs {', '.join(missing)} are missing"] if missing else []) + incomplete
             raise InputError(f"{self.law}: the explicit pair table is incomplete: "
@@ -166,6 +171,32 @@ class PairConstants:
         return mask
 
 
+def needed_pairs(world) -> set:
+    """The species pairs (a <= b) the world's contacts may meet: every pair of the species of
+    particles that touch as spheres (not the vertices of patch membranes), each of these
+    with the species of every patch membrane and of every wall with a species. Collective
+    (every rank calls it: the particles are spread over the ranks)."""
+    species = world.tables.get("species")
+    m = species.n_owned if species is not None else 0
+    present = np.zeros(m)
+    if "particles" in world.tables:
+        p = world.particles
+        touching = p.species[p.contact_group != -2]
+        present[touching[(touching >= 0) & (touching < m)]] = 1.0
+    present = np.asarray(communicator(world).sum(present)) > 0 if m else present > 0
+    spheres = np.flatnonzero(present)
+    partners = set()
+    if "membranes" in world.tables:
+        mem = world.membranes
+        partners |= {int(s) for s, model in zip(mem.species, mem.contact_model)
+                     if model == 0 and s >= 0}
+    if "walls" in world.tables:
+        partners |= {int(s) for s in world.walls.species if s >= 0}
+    needed = {(int(a), int(b)) for a in spheres for b in spheres if a <= b}
+    needed |= {_key(int(a), b) for a in spheres for b in partners}
+    return needed
+
+
 class PairTableMixin:
     """``set_pair`` and ``pairs`` for a law class with ``PAIR_CONSTANTS``,
     ``PAIR_REQUIRED`` and ``PAIR_POSITIVE`` (module docstring)."""
@@ -193,4 +224,4 @@ class PairTableMixin:
         return self
 
 
-__all__ = ["RIGID", "PairConstants", "PairTableMixin", "pair_text"]
+__all__ = ["RIGID", "PairConstants", "PairTableMixin", "needed_pairs", "pair_text"]

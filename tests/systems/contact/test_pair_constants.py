@@ -213,3 +213,26 @@ def test_bad_pairs_are_refused():
     law = HertzMindlinLaw().set_pair(a, 5, mu=0.1)
     with pytest.raises(InputError, match=r"pair \(0, 5\) names species 5, but there are 2"):
         law.bind(world.species)
+
+
+def test_an_explicit_table_needs_the_pairs_the_contacts_meet_and_no_other():
+    """Grains of species 0 on a patch membrane of species 2 (species 1 unused): the pairs
+    (0, 0) and (0, 2) are needed; (1, *) and the membrane with itself are not."""
+    def world_and_patches(*pairs):
+        world, grain, _ = world_with_species()
+        add_membrane(world, HEX, youngs_modulus=1e6, thickness=3e-4, density=1000.0)
+        rubber = int(world.membranes.species[0])
+        add_particles(world, np.array([[A / 2, A * math.sqrt(3) / 6, R1 - DELTA]]), R1, grain)
+        law = HertzMindlinLaw()
+        law.pair_table(explicit=True)
+        for a, b in pairs:
+            law.set_pair({"g": grain, "m": rubber}[a], {"g": grain, "m": rubber}[b], **HM)
+        first, second = velocity_verlet()
+        for s in (first, NeighborSearch(), ContactForces(law), PatchSearch(), PatchContacts(law),
+                  second):
+            world.add_system(s)
+        return world
+
+    world_and_patches(("g", "g"), ("g", "m")).setup()
+    with pytest.raises(InputError, match=r"pairs \(0, 2\) are missing"):
+        world_and_patches(("g", "g")).setup()
