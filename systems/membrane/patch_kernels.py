@@ -19,8 +19,13 @@ Grain-patch contacts, reads them; systems.membrane.patch_geometry):
 * the partner's velocity at q is the vertices' velocities interpolated with
   the w_k, and the force on the grain goes to the vertices as -w_k F (forces
   and torques balance exactly; the torque acts on the grain alone);
-* M* = m_g m_p / (m_g + m_p) with m_p = sum w_k m_k the patch's share of
-  membrane mass (a fixed vertex with w_k > 0 makes it infinite: M* = m_g);
+* M*, by the contact system's ``effective_mass`` convention (``G[16]``: 0, 1,
+  2): "patch" (the default), M* = m_g m_p / (m_g + m_p) with m_p = sum w_k m_k
+  the patch's share of membrane mass (a fixed vertex with w_k > 0 makes it
+  infinite: M* = m_g); "grain", M* = m_g, the membrane taken as infinitely
+  massive, as against a wall; "triangle", M* = m_g m_t / (m_g + m_t) with
+  m_t = A0 d rho the triangle's own rest mass (``G[17]``, per triangle row),
+  fixed vertices or not (MercuryDPM's mesh triangles carry that mass);
 * material: the law's parameters of (membrane species, grain species);
 * selection among the patches a grain touches (Table 1, docs/physics.md):
   among patches that share a vertex, face beats edge beats vertex; among the
@@ -50,7 +55,8 @@ selected candidates (its overlap test is the selection) in chunks, the law in
 a vectorised loop, and scatters the forces in candidate order. ``G`` is::
 
     (pair_i, pair_t, tri_rows, tri_membrane, membrane_species, geometry, selected,
-     position, velocity, angular_velocity, radius, mass, fixed, species, force, torque)
+     position, velocity, angular_velocity, radius, mass, fixed, species, force, torque,
+     effective_mass, triangle_mass)
 """
 from __future__ import annotations
 
@@ -232,7 +238,11 @@ def gather(buf, t, q, c, G):
     mp = w0 * mass[a] + w1 * mass[b] + w2 * mass[d]
     rigid = (w0 > 0.0 and fixed[a]) or (w1 > 0.0 and fixed[b]) or (w2 > 0.0 and fixed[d])
     mg = mass[i]
-    buf[_MSTAR * C + t] = mg if rigid else mg * mp / (mg + mp)
+    if G[16] == 2:
+        mt = G[17][tr]
+        buf[_MSTAR * C + t] = mg * mt / (mg + mt)
+    else:
+        buf[_MSTAR * C + t] = mg if rigid or G[16] == 1 else mg * mp / (mg + mp)
     return membrane_species[tri_membrane[tr]], species[i]
 
 
