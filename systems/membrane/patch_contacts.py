@@ -29,6 +29,7 @@ from ecs_dem.table import Field, Halo, Table
 
 from ecs_dem.systems.contact.contact_system import ContactSystem, history_columns
 from ecs_dem.systems.contact.table import ScratchArrays
+from ecs_dem.systems.contact import triangle_selection
 from ecs_dem.systems.membrane import patch_kernels
 from ecs_dem.systems.membrane.patch_search import patch_pair_table
 from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
@@ -48,6 +49,7 @@ class PatchContacts(ContactSystem):
     """
 
     geometry = patch_kernels
+    templates = (triangle_selection,)
     reads = {"patch_pairs": ("i", "t"), "membranes": ("species",)}
     reads_ghosts = {"particles": PATCH_READS,
                     "membrane_triangles": ("vertices", "membrane")}
@@ -85,8 +87,8 @@ class PatchContacts(ContactSystem):
     def run(self, world) -> None:
         kernels = self.kernels(world)
         prepare, G, history, flags = self._kernel_args(world)
-        self.touching = int(kernels.prepare(*prepare[:8], history, not world.setup_phase,
-                                            *prepare[8:], self.selected))
+        self.touching = int(kernels.prepare(*prepare[:9], history, not world.setup_phase,
+                                            *prepare[9:], self.selected))
         self.evaluate(world, kernels, G, (), history, flags)
 
     def _kernel_args(self, world) -> tuple:
@@ -112,7 +114,7 @@ class PatchContacts(ContactSystem):
         adj_start, adjacent = vertex_sharing(pairs.i, pairs.t, tri.with_ghosts("vertices"))
         tri_rows = tri.with_ghosts("rows")
         prepare = (pairs.i, pairs.t, adj_start, adjacent, tri_rows, tri.with_ghosts("gid"),
-                   g("position"), g("radius"), geometry, rank, touch, selected,
+                   g("position"), g("position"), g("radius"), geometry, rank, touch, selected,
                    pairs.was_selected)
         G = (pairs.i, pairs.t, tri_rows, tri.with_ghosts("membrane"), world.membranes.species,
              geometry, selected, g("position"), g("velocity"), g("angular_velocity"),

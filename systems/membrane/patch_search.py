@@ -56,13 +56,14 @@ def patch_pair_table(world) -> Table:
 
 
 @kernel
-def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell, dims, start,
-                     members, out_grain, out_tri):
+def patch_candidates(grains, position, radius, vertex_position, tri_rows, use, skin, lo, inv_cell,
+                     dims, start, members, out_grain, out_tri):
     """Candidate (grain, triangle) pairs (module docstring); returns how many there are.
 
     grains: rows of the grains to search, binned in the grid (lo, inv_cell, dims) with
     ``neighbor_kernels.bin_rows`` (start, members: indices into grains); tri_rows (m, 3)
-    vertex rows; use[t] False skips a triangle. Writes up to out_grain.size pairs (indices
+    vertex rows of ``vertex_position`` (a membrane's: the grains' ``position``; a mesh
+    wall's: ``mesh_vertices``); use[t] False skips a triangle. Writes up to out_grain.size pairs (indices
     into grains and triangles); the caller grows the arrays and calls again when the count
     is larger.
     """
@@ -82,8 +83,10 @@ def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell
         c = tri_rows[t, 2]
         empty = False
         for ax in range(3):
-            low = min(position[a, ax], position[b, ax], position[c, ax]) - reach
-            high = max(position[a, ax], position[b, ax], position[c, ax]) + reach
+            low = min(vertex_position[a, ax], vertex_position[b, ax],
+                      vertex_position[c, ax]) - reach
+            high = max(vertex_position[a, ax], vertex_position[b, ax],
+                       vertex_position[c, ax]) + reach
             first[ax] = max(int(np.floor((low - lo[ax]) * inv_cell[ax])), 0)
             last[ax] = min(int(np.floor((high - lo[ax]) * inv_cell[ax])), dims[ax] - 1)
             if first[ax] > last[ax]:
@@ -99,9 +102,9 @@ def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell
                         g = grains[k]
                         qx, qy, qz, wa, wb, wc = closest_point(
                             position[g, 0], position[g, 1], position[g, 2],
-                            position[a, 0], position[a, 1], position[a, 2],
-                            position[b, 0], position[b, 1], position[b, 2],
-                            position[c, 0], position[c, 1], position[c, 2])
+                            vertex_position[a, 0], vertex_position[a, 1], vertex_position[a, 2],
+                            vertex_position[b, 0], vertex_position[b, 1], vertex_position[b, 2],
+                            vertex_position[c, 0], vertex_position[c, 1], vertex_position[c, 2])
                         dx = position[g, 0] - qx
                         dy = position[g, 1] - qy
                         dz = position[g, 2] - qz
@@ -153,8 +156,8 @@ class PatchSearch(System):
             lo, inv_cell, dims = nk.cell_grid(x, radius[grains], grains.size, world.skin)
             start, members, _ = nk.bin_rows(x, grains.size, lo, inv_cell, dims)
             while True:
-                count = patch_candidates(grains, position, radius, rows, use, world.skin, lo,
-                                         inv_cell, dims, start, members, kg, kt)
+                count = patch_candidates(grains, position, radius, position, rows, use,
+                                         world.skin, lo, inv_cell, dims, start, members, kg, kt)
                 if count <= kg.size:
                     break
                 kg = self._scratch.get("grain", int(1.2 * count) + 64, np.int64)
