@@ -37,8 +37,11 @@ wall stands still before)::
     Servo(axis, force, gain)     moves along the axis at v = gain (force - F_push),
                                  F_push = -F.axis the grains' push against it
     a function f(t)              returns (T, R) (a 3-vector in m and a 3 x 3
-                                 rotation matrix) or (T, R, V, Omega); without
-                                 the rates they are taken by central differences
+                                 rotation matrix) or (T, R, V, Omega): x = T + R X
+                                 for the placed positions X (about the world's
+                                 origin, unless ``reference`` says otherwise);
+                                 without the rates they are taken by central
+                                 differences over one time step
 
 ``MeshWallMotion`` (systems.mesh_wall.motion) applies them; the contact
 system adds it when some wall moves. Units: SI.
@@ -240,7 +243,8 @@ def _motion_values(motion, world) -> dict:
 
 def add_mesh_wall(world, mesh_or_path, *, species: int = -1, scale: float = 1.0,
                   translate=(0.0, 0.0, 0.0), rotate=None, motion=None, closed: bool | None = None,
-                  start: float = 0.0, merge_tolerance: float | None = None) -> int:
+                  start: float = 0.0, reference=None,
+                  merge_tolerance: float | None = None) -> int:
     """Add a rigid mesh wall and return its id (its row of ``mesh_walls``).
 
     Parameters
@@ -261,6 +265,11 @@ def add_mesh_wall(world, mesh_or_path, *, species: int = -1, scale: float = 1.0,
         (module docstring), from time ``start`` (s).
     closed : bool, optional
         True: refuse an open surface; False: refuse a closed one; None: either.
+    reference : 3-vector, optional
+        The wall's reference point (m) when added: its torque is about this
+        point (as it moves with the wall). Default: the axis point of a
+        Rotation, the world's origin for a function of time (x = T + R x_placed),
+        else the mean of the vertices.
     merge_tolerance : float, optional
         Vertices closer than this (m, after scaling) are merged
         (``validate_mesh``'s default: 1e-9 of the bounding-box diagonal).
@@ -314,7 +323,12 @@ def add_mesh_wall(world, mesh_or_path, *, species: int = -1, scale: float = 1.0,
     create_mesh_wall_tables(world)
     walls, verts, tris = world.mesh_walls, world.mesh_vertices, world.mesh_triangles
     wall = walls.n_owned
-    origin = values.pop("origin", x.mean(axis=0))
+    if "origin" in values and reference is not None:
+        raise InputError("mesh wall: a Rotation's point is its reference point; leave "
+                         "reference=None")
+    default = np.zeros(3) if values["motion"] == FUNCTION else x.mean(axis=0)
+    origin = values.pop("origin", default if reference is None else
+                        _vector("reference", reference))
     tri = placed.triangles
     edges = x[tri[:, [1, 2, 0]]] - x[tri]
     longest = float(np.linalg.norm(edges, axis=2).max())

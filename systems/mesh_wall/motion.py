@@ -112,7 +112,7 @@ def wall_state(world, w: int, t: float, servo_step: float = 0.0):
     walls = world.mesh_walls
     kind = int(walls.motion[w])
     s = max(t - float(walls.start[w]), 0.0)
-    started = t > float(walls.start[w])
+    started = t >= float(walls.start[w])
     zero = np.zeros(3)
     if kind == TRANSLATION:
         v = walls.drive_velocity[w]
