@@ -19,6 +19,10 @@ docs/physics.md (Grain-patch contacts) reads them:
   largest overlap is kept, ties going to the lower triangle gid (one contact
   per shared edge or vertex; deterministic, so results do not depend on the
   rank count); triangles that share no vertex are kept independently;
+* ``touches``, ``bodies``, ``kinematics`` of the pipeline's geometry
+  interface and ``gather_surface`` (the columns of ``gather`` but M*), for
+  geometries whose ``G`` starts (pair_i, pair_t, tri_rows, ., ., geometry,
+  selected) and whose scratch columns are the ones below;
 * ``hand_over_all``: a newly selected contact takes over the tangential
   spring of a contact on a triangle sharing a vertex that was selected at
   the last step and is not any more, so friction does not dip or jump as a
@@ -38,6 +42,7 @@ import numpy as np
 from ecs_dem.generated_kernels import template
 from ecs_dem.jit import row
 
+from ecs_dem.systems.contact.chunks import CHUNK
 from ecs_dem.systems.membrane.patch_geometry import classify, closest_point
 from ecs_dem.systems.membrane.triangle import triangle_normal
 
@@ -48,6 +53,9 @@ RANK_FACE, RANK_EDGE, RANK_VERTEX = 2, 1, 0
 # per-candidate geometry (contact scratch, one row per candidate)
 _GX, _GY, _GZ, _GDELTA, _GW0, _GW1, _GW2 = 0, 1, 2, 3, 4, 5, 6
 GEOMETRY_WIDTH = 7
+# scratch columns of a chunk (column _MSTAR: the geometry's M*)
+_DX, _DY, _DZ, _DELTA, _RI, _MSTAR, _V0, _V1, _V2, _WI0, _WI1, _WI2 = range(12)
+GEOMETRY_COLUMNS = 12
 
 
 @template("inline")
@@ -163,6 +171,58 @@ def prepare(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, position, ve
             counts[2 - rank[c]] += 1
     return touching
 
+
+
+@template("inline")
+def touches(q, c, G, reach):
+    """The selection of ``prepare``: a selected candidate is a contact (G[6]: ``selected``)."""
+    return G[6][q]
+
+
+@template("inline")
+def bodies(q, c, G):
+    return np.int64(G[0][q]), np.int64(-1)
+
+
+@template("inline")
+def gather_surface(buf, t, c, geometry, tri_rows, tr, i, velocity, angular_velocity, radius,
+                   vertex_velocity):
+    """Column t of candidate c (grain row i, triangle row tr) but M*: d, the overlap, the
+    grain's radius, its velocity relative to the surface at the contact point (the vertices'
+    velocities interpolated with the barycentric weights) and its spin."""
+    C = CHUNK
+    w0 = geometry[c, _GW0]
+    w1 = geometry[c, _GW1]
+    w2 = geometry[c, _GW2]
+    a = row(tri_rows[tr, 0])
+    b = row(tri_rows[tr, 1])
+    d = row(tri_rows[tr, 2])
+    buf[_DX * C + t] = geometry[c, _GX]
+    buf[_DY * C + t] = geometry[c, _GY]
+    buf[_DZ * C + t] = geometry[c, _GZ]
+    buf[_DELTA * C + t] = geometry[c, _GDELTA]
+    buf[_RI * C + t] = radius[i]
+    for ax in range(3):
+        buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
+            w0 * vertex_velocity[a, ax] + w1 * vertex_velocity[b, ax]
+            + w2 * vertex_velocity[d, ax])
+        buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
+
+
+@template("inline")
+def kinematics(buf, t):
+    """The law's geometry of column t; the lever radius r - delta/2: a law that puts the
+    contact at mid-overlap (Hertz-Mindlin) then acts at the surface point q, where the
+    surface takes the reaction."""
+    C = CHUNK
+    dx = buf[_DX * C + t]
+    dy = buf[_DY * C + t]
+    dz = buf[_DZ * C + t]
+    delta = buf[_DELTA * C + t]
+    ri = buf[_RI * C + t]
+    return (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri - 0.5 * delta, 0.0, ri,
+            buf[_MSTAR * C + t], buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
+            buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
 
 
 __all__ = ["prepare", "select_all", "hand_over_all", "GEOMETRY_WIDTH", "MIN_DISTANCE",

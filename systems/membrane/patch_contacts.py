@@ -125,15 +125,20 @@ class PatchContacts(ContactSystem):
         return self._args
 
     def contact_states(self, world) -> dict[str, np.ndarray]:
-        """The candidates of the last evaluation: grain and triangle gids, kind ("face", "edge",
-        "vertex"), overlap (m), touching and selected flags (for tests and diagnostics)."""
-        pairs = world.patch_pairs
-        n = pairs.n_owned
-        rank = self._arrays.get("rank", n, np.int8)[:n]
-        kinds = np.array(["vertex", "edge", "face"])
-        return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
-                "kind": kinds[rank], "overlap":
-                self._arrays.get("geometry", n, np.float64,
-                                 patch_kernels.GEOMETRY_WIDTH)[:n, 3].copy(),
-                "touching": self._arrays.get("touch", n, np.uint8)[:n].astype(bool),
-                "selected": self._arrays.get("selected", n, np.uint8)[:n].astype(bool)}
+        """The candidates of the last evaluation (``triangle_contact_states``)."""
+        return triangle_contact_states(world.patch_pairs, self._arrays)
+
+
+def triangle_contact_states(pairs, arrays: ScratchArrays) -> dict[str, np.ndarray]:
+    """The candidates of a grain-triangle contact table's last evaluation (``patch_pairs``,
+    ``mesh_pairs``; `arrays`: its system's scratch): grain and triangle gids, kind ("face",
+    "edge", "vertex"), overlap (m), touching and selected flags (for tests and
+    diagnostics)."""
+    n = pairs.n_owned
+    rank = arrays.get("rank", n, np.int8)[:n]
+    kinds = np.array(["vertex", "edge", "face"])
+    geometry = arrays.get("geometry", n, np.float64, triangle_selection.GEOMETRY_WIDTH)
+    return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
+            "kind": kinds[rank], "overlap": geometry[:n, triangle_selection._GDELTA].copy(),
+            "touching": arrays.get("touch", n, np.uint8)[:n].astype(bool),
+            "selected": arrays.get("selected", n, np.uint8)[:n].astype(bool)}

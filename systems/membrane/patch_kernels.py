@@ -55,31 +55,16 @@ a vectorised loop, and scatters the forces in candidate order. ``G`` is::
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ecs_dem.generated_kernels import template
 from ecs_dem.jit import row
 
 from ecs_dem.systems.contact.chunks import CHUNK
 from ecs_dem.systems.contact.triangle_selection import (  # noqa: F401 (the template's globals)
-    GEOMETRY_WIDTH, MIN_DISTANCE, _GDELTA, _GW0, _GW1, _GW2, _GX, _GY, _GZ)
+    GEOMETRY_COLUMNS, GEOMETRY_WIDTH, MIN_DISTANCE, _GW0, _MSTAR)
 
 #: the partner is a membrane triangle, not a particle (its vertices take the force)
 PARTNER_IS_PARTICLE = False
-# scratch columns of a chunk
-_DX, _DY, _DZ, _DELTA, _RI, _MSTAR, _V0, _V1, _V2, _WI0, _WI1, _WI2 = range(12)
-GEOMETRY_COLUMNS = 12
-
-
-@template("inline")
-def touches(q, c, G, reach):
-    """The selection of ``prepare``: a selected candidate is a contact."""
-    return G[6][q]
-
-
-@template("inline")
-def bodies(q, c, G):
-    return np.int64(G[0][q]), np.int64(-1)
 
 
 @template("inline")
@@ -89,45 +74,20 @@ def gather(buf, t, q, c, G):
     species, grain species)."""
     pair_i, pair_t, tri_rows, tri_membrane, membrane_species, geometry = G[:6]
     velocity, angular_velocity, radius, mass, fixed, species = G[8], G[9], G[10], G[11], G[12], G[13]
-    C = CHUNK
     i = row(pair_i[c])
     tr = row(pair_t[c])
-    w0 = geometry[c, _GW0]
-    w1 = geometry[c, _GW1]
-    w2 = geometry[c, _GW2]
-    a = row(tri_rows[tr, 0])
-    b = row(tri_rows[tr, 1])
-    d = row(tri_rows[tr, 2])
-    buf[_DX * C + t] = geometry[c, _GX]
-    buf[_DY * C + t] = geometry[c, _GY]
-    buf[_DZ * C + t] = geometry[c, _GZ]
-    buf[_DELTA * C + t] = geometry[c, _GDELTA]
-    buf[_RI * C + t] = radius[i]
-    for ax in range(3):
-        buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
-            w0 * velocity[a, ax] + w1 * velocity[b, ax] + w2 * velocity[d, ax])
-        buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
-    mp = w0 * mass[a] + w1 * mass[b] + w2 * mass[d]
-    rigid = (w0 > 0.0 and fixed[a]) or (w1 > 0.0 and fixed[b]) or (w2 > 0.0 and fixed[d])
+    gather_surface(buf, t, c, geometry, tri_rows, tr, i, velocity,  # noqa: F821 (shared)
+                   angular_velocity, radius, velocity)
+    mp = 0.0  # the patch's share of membrane mass; infinite with a fixed vertex of weight > 0
+    rigid = False
+    for k in range(3):
+        weight = geometry[c, _GW0 + k]
+        vertex = row(tri_rows[tr, k])
+        mp += weight * mass[vertex]
+        rigid = rigid or (weight > 0.0 and fixed[vertex])
     mg = mass[i]
-    buf[_MSTAR * C + t] = mg if rigid else mg * mp / (mg + mp)
+    buf[_MSTAR * CHUNK + t] = mg if rigid else mg * mp / (mg + mp)
     return membrane_species[tri_membrane[tr]], species[i]
-
-
-@template("inline")
-def kinematics(buf, t):
-    """The law's geometry of column t; the lever radius r - delta/2: a law that puts the
-    contact at mid-overlap (Hertz-Mindlin) then acts at the membrane point q, where the
-    vertices take the reaction."""
-    C = CHUNK
-    dx = buf[_DX * C + t]
-    dy = buf[_DY * C + t]
-    dz = buf[_DZ * C + t]
-    delta = buf[_DELTA * C + t]
-    ri = buf[_RI * C + t]
-    return (dx, dy, dz, dx * dx + dy * dy + dz * dz, delta, ri - 0.5 * delta, 0.0, ri,
-            buf[_MSTAR * C + t], buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
-            buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
 
 
 @template("inline")

@@ -39,6 +39,7 @@ from ecs_dem.systems.contact.contact_system import ContactSystem, history_column
 from ecs_dem.systems.contact.law import rigid_material
 from ecs_dem.systems.contact.table import ScratchArrays
 from ecs_dem.systems.integration.velocity_verlet import IntegrateFirstHalf
+from ecs_dem.systems.membrane.patch_contacts import triangle_contact_states
 from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
 from ecs_dem.systems.mesh_wall import kernels
 from ecs_dem.systems.mesh_wall.motion import MeshWallMotion
@@ -73,11 +74,10 @@ class MeshWallContacts(ContactSystem):
                              "use planar walls (WallContacts) with MC-DEM, or mesh walls "
                              "without it")
         super().__init__(law, None, check_time_step)
-        self.writes = {"mesh_pairs": (*(f.name for f in law.history), "was_selected")}
+        history = tuple(f.name for f in law.history)
+        self.writes = {"mesh_pairs": history + ("was_selected",)}
         self.selected = np.zeros(3, dtype=np.int64)  # face, edge, vertex contacts of the step
-        self._arrays = ScratchArrays()
-        self._args_key = None
-        self._args = ()
+        self._arrays, self._args_key, self._args = ScratchArrays(), None, ()
 
     @property
     def contact_key(self) -> str:
@@ -170,17 +170,8 @@ class MeshWallContacts(ContactSystem):
         return self._args
 
     def contact_states(self, world) -> dict[str, np.ndarray]:
-        """The candidates of the last evaluation: grain and triangle gids, kind ("face", "edge",
-        "vertex"), overlap (m), touching and selected flags (for tests and diagnostics)."""
-        pairs = world.mesh_pairs
-        n = pairs.n_owned
-        rank = self._arrays.get("rank", n, np.int8)[:n]
-        kinds = np.array(["vertex", "edge", "face"])
-        geometry = self._arrays.get("geometry", n, np.float64, triangle_selection.GEOMETRY_WIDTH)
-        return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
-                "kind": kinds[rank], "overlap": geometry[:n, triangle_selection._GDELTA].copy(),
-                "touching": self._arrays.get("touch", n, np.uint8)[:n].astype(bool),
-                "selected": self._arrays.get("selected", n, np.uint8)[:n].astype(bool)}
+        """The candidates of the last evaluation (``triangle_contact_states``)."""
+        return triangle_contact_states(world.mesh_pairs, self._arrays)
 
 
 class MeshWallWork(System):

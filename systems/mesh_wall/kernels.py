@@ -2,7 +2,8 @@
 
 Compiled with any law by ``contact_kernels``, with the template module
 ``systems.contact.triangle_selection`` (the per-candidate geometry, the Table 1
-selection and the hand-over of springs that membrane patches use too):
+selection, the hand-over of springs, ``touches``, ``bodies``, ``kinematics``
+and most of ``gather``, which membrane patches use too):
 
 * contact point q: the point of the triangle closest to the grain's centre,
   barycentric weights w_k; d = x_grain - q, delta = r - |d|, normal d^ (a
@@ -34,76 +35,29 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from ecs_dem.generated_kernels import template
 from ecs_dem.jit import row
 
 from ecs_dem.systems.contact.chunks import CHUNK
 from ecs_dem.systems.contact.triangle_selection import (  # noqa: F401 (the template's globals)
-    GEOMETRY_WIDTH, _GW0, _GW1, _GW2, _GX, _GY, _GZ, _GDELTA)
+    GEOMETRY_COLUMNS, GEOMETRY_WIDTH, _DX, _DY, _DZ, _MSTAR, _V0, _V1, _V2, _WI0, _WI1, _WI2)
 
 #: the partner is a rigid surface: no radius, no spin, no share of the force
 PARTNER_IS_PARTICLE = False
-# scratch columns of a chunk
-_DX, _DY, _DZ, _DELTA, _RI, _MI, _V0, _V1, _V2, _WI0, _WI1, _WI2 = range(12)
-GEOMETRY_COLUMNS = 12
-
-
-@template("inline")
-def touches(q, c, G, reach):
-    """The selection of ``prepare``: a selected candidate is a contact."""
-    return G[6][q]
-
-
-@template("inline")
-def bodies(q, c, G):
-    return np.int64(G[0][q]), np.int64(-1)
 
 
 @template("inline")
 def gather(buf, t, q, c, G):
-    """d, the overlap, the grain's radius and mass, its velocity relative to the wall at the
-    contact point and its spin into column t; returns the material pair (wall, grain)."""
+    """d, the overlap, the grain's radius and mass (M*), its velocity relative to the wall at
+    the contact point and its spin into column t; returns the material pair (wall, grain)."""
     pair_i, pair_t, tri_rows, tri_wall, wall_material, geometry = G[:6]
-    velocity, angular_velocity, radius, mass, species = G[8], G[9], G[10], G[11], G[12]
-    vertex_velocity = G[15]
-    C = CHUNK
     i = row(pair_i[c])
     tr = row(pair_t[c])
-    w0 = geometry[c, _GW0]
-    w1 = geometry[c, _GW1]
-    w2 = geometry[c, _GW2]
-    a = row(tri_rows[tr, 0])
-    b = row(tri_rows[tr, 1])
-    d = row(tri_rows[tr, 2])
-    buf[_DX * C + t] = geometry[c, _GX]
-    buf[_DY * C + t] = geometry[c, _GY]
-    buf[_DZ * C + t] = geometry[c, _GZ]
-    buf[_DELTA * C + t] = geometry[c, _GDELTA]
-    buf[_RI * C + t] = radius[i]
-    buf[_MI * C + t] = mass[i]
-    for ax in range(3):
-        buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
-            w0 * vertex_velocity[a, ax] + w1 * vertex_velocity[b, ax]
-            + w2 * vertex_velocity[d, ax])
-        buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
-    return wall_material[tri_wall[tr]], species[i]
-
-
-@template("inline")
-def kinematics(buf, t):
-    """The law's geometry of column t: a rigid partner (r_j = 0, M* = m_i), R* = r_i, lever
-    radius r_i - delta/2 (the contact point at q)."""
-    C = CHUNK
-    delta = buf[_DELTA * C + t]
-    ri = buf[_RI * C + t]
-    x = buf[_DX * C + t]
-    y = buf[_DY * C + t]
-    z = buf[_DZ * C + t]
-    return (x, y, z, x * x + y * y + z * z, delta, ri - 0.5 * delta, 0.0, ri,
-            buf[_MI * C + t], buf[_V0 * C + t], buf[_V1 * C + t], buf[_V2 * C + t],
-            buf[_WI0 * C + t], buf[_WI1 * C + t], buf[_WI2 * C + t], 0.0, 0.0, 0.0)
+    gather_surface(buf, t, c, geometry, tri_rows, tr, i, G[8], G[9], G[10],  # noqa: F821
+                   G[15])
+    buf[_MSTAR * CHUNK + t] = G[11][i]
+    return wall_material[tri_wall[tr]], G[12][i]
 
 
 @template("inline")
