@@ -35,6 +35,7 @@ from ecs_dem.table import Field, Halo, Table
 
 from ecs_dem.systems.contact.contact_system import ContactSystem, history_columns
 from ecs_dem.systems.contact.table import ScratchArrays
+from ecs_dem.systems.contact import triangle_selection
 from ecs_dem.systems.membrane import patch_kernels
 from ecs_dem.systems.membrane.patch_search import patch_pair_table
 from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
@@ -57,6 +58,7 @@ class PatchContacts(ContactSystem):
     """
 
     geometry = patch_kernels
+    templates = (triangle_selection,)
     reads = {"patch_pairs": ("i", "t"), "membranes": ("species",)}
     reads_ghosts = {"particles": PATCH_READS,
                     "membrane_triangles": ("vertices", "membrane")}
@@ -99,8 +101,8 @@ class PatchContacts(ContactSystem):
     def run(self, world) -> None:
         kernels = self.kernels(world)
         prepare, G, history, flags = self._kernel_args(world)
-        self.touching = int(kernels.prepare(*prepare[:8], history, not world.setup_phase,
-                                            *prepare[8:], self.selected))
+        self.touching = int(kernels.prepare(*prepare[:9], history, not world.setup_phase,
+                                            *prepare[9:], self.selected))
         self.evaluate(world, kernels, G, (), history, flags)
 
     def _kernel_args(self, world) -> tuple:
@@ -126,7 +128,7 @@ class PatchContacts(ContactSystem):
         adj_start, adjacent = vertex_sharing(pairs.i, pairs.t, tri.with_ghosts("vertices"))
         tri_rows = tri.with_ghosts("rows")
         prepare = (pairs.i, pairs.t, adj_start, adjacent, tri_rows, tri.with_ghosts("gid"),
-                   g("position"), g("radius"), geometry, rank, touch, selected,
+                   g("position"), g("position"), g("radius"), geometry, rank, touch, selected,
                    pairs.was_selected)
         G = (pairs.i, pairs.t, tri_rows, tri.with_ghosts("membrane"), world.membranes.species,
              geometry, selected, g("position"), g("velocity"), g("angular_velocity"),
@@ -147,15 +149,20 @@ class PatchContacts(ContactSystem):
         return tri.with_ghosts("rest_area") * per_area[tri.with_ghosts("membrane")]
 
     def contact_states(self, world) -> dict[str, np.ndarray]:
-        """The candidates of the last evaluation: grain and triangle gids, kind ("face", "edge",
-        "vertex"), overlap (m), touching and selected flags (for tests and diagnostics)."""
-        pairs = world.patch_pairs
-        n = pairs.n_owned
-        rank = self._arrays.get("rank", n, np.int8)[:n]
-        kinds = np.array(["vertex", "edge", "face"])
-        return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
-                "kind": kinds[rank], "overlap":
-                self._arrays.get("geometry", n, np.float64,
-                                 patch_kernels.GEOMETRY_WIDTH)[:n, 3].copy(),
-                "touching": self._arrays.get("touch", n, np.uint8)[:n].astype(bool),
-                "selected": self._arrays.get("selected", n, np.uint8)[:n].astype(bool)}
+        """The candidates of the last evaluation (``triangle_contact_states``)."""
+        return triangle_contact_states(world.patch_pairs, self._arrays)
+
+
+def triangle_contact_states(pairs, arrays: ScratchArrays) -> dict[str, np.ndarray]:
+    """The candidates of a grain-triangle contact table's last evaluation (``patch_pairs``,
+    ``mesh_pairs``; `arrays`: its system's scratch): grain and triangle gids, kind ("face",
+    "edge", "vertex"), overlap (m), touching and selected flags (for tests and
+    diagnostics)."""
+    n = pairs.n_owned
+    rank = arrays.get("rank", n, np.int8)[:n]
+    kinds = np.array(["vertex", "edge", "face"])
+    geometry = arrays.get("geometry", n, np.float64, triangle_selection.GEOMETRY_WIDTH)
+    return {"grain": pairs.gid_i.copy(), "triangle": pairs.triangle.copy(),
+            "kind": kinds[rank], "overlap": geometry[:n, triangle_selection._GDELTA].copy(),
+            "touching": arrays.get("touch", n, np.uint8)[:n].astype(bool),
+            "selected": arrays.get("selected", n, np.uint8)[:n].astype(bool)}
