@@ -122,20 +122,33 @@ def kinematics(buf, t):
 
 @template("inline")
 def scatter(buf, t, q, c, G):
-    """The force on i into row home[i], its opposite and j's torque into home[j]."""
-    pair_i, pair_j, home, force, torque = G[0], G[1], G[9], G[10], G[11]
+    """The force on i into row home[i], its opposite and j's torque into home[j].
+
+    The arrays are indexed in G where they are written, not bound to names first: an
+    array name alive across the branches costs an atomic reference count per contact
+    (numba cannot prune it), which once took 60 % of this kernel's time
+    (``bench/kernel_refcounts.py``)."""
     C = CHUNK
-    i = row(pair_i[q])
-    j = row(pair_j[q])
-    hi = home[i]
+    i = row(G[0][q])
+    j = row(G[1][q])
+    hi = G[9][i]
+    hj = G[9][j]
+    fx = buf[_FX * C + t]  # noqa: F821 (the pipeline's columns)
+    fy = buf[_FY * C + t]  # noqa: F821
+    fz = buf[_FZ * C + t]  # noqa: F821
     if hi >= 0:
-        add_to_particle(force, torque, row(hi), buf, t)  # noqa: F821 (the pipeline's)
-    hj = home[j]
+        h = row(hi)
+        G[10][h, 0] += fx
+        G[10][h, 1] += fy
+        G[10][h, 2] += fz
+        G[11][h, 0] += buf[_TI0 * C + t]  # noqa: F821
+        G[11][h, 1] += buf[_TI1 * C + t]  # noqa: F821
+        G[11][h, 2] += buf[_TI2 * C + t]  # noqa: F821
     if hj >= 0:
         h = row(hj)
-        force[h, 0] -= buf[_FX * C + t]  # noqa: F821 (the pipeline's columns)
-        force[h, 1] -= buf[_FY * C + t]  # noqa: F821
-        force[h, 2] -= buf[_FZ * C + t]  # noqa: F821
-        torque[h, 0] += buf[_TJ0 * C + t]  # noqa: F821
-        torque[h, 1] += buf[_TJ1 * C + t]  # noqa: F821
-        torque[h, 2] += buf[_TJ2 * C + t]  # noqa: F821
+        G[10][h, 0] -= fx
+        G[10][h, 1] -= fy
+        G[10][h, 2] -= fz
+        G[11][h, 0] += buf[_TJ0 * C + t]  # noqa: F821
+        G[11][h, 1] += buf[_TJ1 * C + t]  # noqa: F821
+        G[11][h, 2] += buf[_TJ2 * C + t]  # noqa: F821

@@ -83,7 +83,7 @@ def touches(q, c, G, reach):
     gap = G[8][i] - h
     if MODEL_OFFSETS:  # noqa: F821 (the model's)
         gap = gap + reach
-    return np.uint8(gap > 0.0 and G[4][i] != w)
+    return np.uint8(gap > 0.0) & np.uint8(G[4][i] != w)
 
 
 @template("inline")

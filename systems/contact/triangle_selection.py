@@ -202,11 +202,16 @@ def gather_surface(buf, t, c, geometry, tri_rows, tr, i, velocity, angular_veloc
     buf[_DZ * C + t] = geometry[c, _GZ]
     buf[_DELTA * C + t] = geometry[c, _GDELTA]
     buf[_RI * C + t] = radius[i]
-    for ax in range(3):
-        buf[(_V0 + ax) * C + t] = velocity[i, ax] - (
-            w0 * vertex_velocity[a, ax] + w1 * vertex_velocity[b, ax]
-            + w2 * vertex_velocity[d, ax])
-        buf[(_WI0 + ax) * C + t] = angular_velocity[i, ax]
+    # unrolled: a loop here keeps its array arguments' references alive per contact
+    buf[_V0 * C + t] = velocity[i, 0] - (
+        w0 * vertex_velocity[a, 0] + w1 * vertex_velocity[b, 0] + w2 * vertex_velocity[d, 0])
+    buf[_V1 * C + t] = velocity[i, 1] - (
+        w0 * vertex_velocity[a, 1] + w1 * vertex_velocity[b, 1] + w2 * vertex_velocity[d, 1])
+    buf[_V2 * C + t] = velocity[i, 2] - (
+        w0 * vertex_velocity[a, 2] + w1 * vertex_velocity[b, 2] + w2 * vertex_velocity[d, 2])
+    buf[_WI0 * C + t] = angular_velocity[i, 0]
+    buf[_WI1 * C + t] = angular_velocity[i, 1]
+    buf[_WI2 * C + t] = angular_velocity[i, 2]
 
 
 @template("inline")

@@ -61,6 +61,7 @@ a vectorised loop, and scatters the forces in candidate order. ``G`` is::
 """
 from __future__ import annotations
 
+import numpy as np
 
 from ecs_dem.generated_kernels import template
 from ecs_dem.jit import row
@@ -78,38 +79,58 @@ def gather(buf, t, q, c, G):
     """d, the overlap, the grain's radius, M*, the velocity relative to the membrane at the
     contact point and the grain's spin into column t; returns the material pair (membrane
     species, grain species)."""
-    pair_i, pair_t, tri_rows, tri_membrane, membrane_species, geometry = G[:6]
-    velocity, angular_velocity, radius, mass, fixed, species = G[8], G[9], G[10], G[11], G[12], G[13]
-    i = row(pair_i[c])
-    tr = row(pair_t[c])
-    gather_surface(buf, t, c, geometry, tri_rows, tr, i, velocity,  # noqa: F821 (shared)
-                   angular_velocity, radius, velocity)
-    mp = 0.0  # the patch's share of membrane mass; infinite with a fixed vertex of weight > 0
-    rigid = False
-    for k in range(3):
-        weight = geometry[c, _GW0 + k]
-        vertex = row(tri_rows[tr, k])
-        mp += weight * mass[vertex]
-        rigid = rigid or (weight > 0.0 and fixed[vertex])
+    # arrays indexed in G where they are read: a name bound to an array and alive across
+    # a loop or branch costs an atomic reference count per contact (scatter's docstring)
+    geometry, tri_rows, mass, fixed = G[5], G[2], G[11], G[12]
+    i = row(G[0][c])
+    tr = row(G[1][c])
+    gather_surface(buf, t, c, geometry, tri_rows, tr, i, G[8],  # noqa: F821 (shared)
+                   G[9], G[10], G[8])
+    # the patch's share of membrane mass; infinite with a fixed vertex of weight > 0
+    w0 = geometry[c, _GW0]
+    w1 = geometry[c, _GW1]
+    w2 = geometry[c, _GW2]
+    a = row(tri_rows[tr, 0])
+    b = row(tri_rows[tr, 1])
+    d = row(tri_rows[tr, 2])
+    mp = 0.0
+    mp += w0 * mass[a]
+    mp += w1 * mass[b]
+    mp += w2 * mass[d]
+    rigid = (np.uint8(w0 > 0.0) & np.uint8(fixed[a])) | (np.uint8(w1 > 0.0) & np.uint8(fixed[b])) \
+        | (np.uint8(w2 > 0.0) & np.uint8(fixed[d]))
     mg = mass[i]
     if G[16] == 2:
         mt = G[17][tr]
         buf[_MSTAR * CHUNK + t] = mg * mt / (mg + mt)
     else:
         buf[_MSTAR * CHUNK + t] = mg if rigid or G[16] == 1 else mg * mp / (mg + mp)
-    return membrane_species[tri_membrane[tr]], species[i]
+    return G[4][G[3][tr]], G[13][i]  # (membrane species, grain species)
 
 
 @template("inline")
 def scatter(buf, t, q, c, G):
-    """The force and torque on the grain, -w_k F on the triangle's vertices."""
-    pair_i, pair_t, tri_rows, geometry, force, torque = G[0], G[1], G[2], G[5], G[14], G[15]
-    i = row(pair_i[c])
-    tr = row(pair_t[c])
-    fx, fy, fz = add_to_particle(force, torque, i, buf, t)  # noqa: F821 (the pipeline's)
-    for v in range(3):
-        w = geometry[c, _GW0 + v]
-        vertex = row(tri_rows[tr, v])
-        force[vertex, 0] -= w * fx
-        force[vertex, 1] -= w * fy
-        force[vertex, 2] -= w * fz
+    """The force and torque on the grain, -w_k F on the triangle's vertices.
+
+    Written without a loop and with the arrays indexed in G where they are written: array
+    names alive across a loop cost an atomic reference count each per contact, which numba
+    cannot prune (``bench/kernel_refcounts.py``)."""
+    geometry = G[5]
+    i = row(G[0][c])
+    tr = row(G[1][c])
+    fx, fy, fz = add_to_particle(G[14], G[15], i, buf, t)  # noqa: F821 (the pipeline's)
+    w = geometry[c, _GW0]
+    vertex = row(G[2][tr, 0])
+    G[14][vertex, 0] -= w * fx
+    G[14][vertex, 1] -= w * fy
+    G[14][vertex, 2] -= w * fz
+    w = geometry[c, _GW0 + 1]
+    vertex = row(G[2][tr, 1])
+    G[14][vertex, 0] -= w * fx
+    G[14][vertex, 1] -= w * fy
+    G[14][vertex, 2] -= w * fz
+    w = geometry[c, _GW0 + 2]
+    vertex = row(G[2][tr, 2])
+    G[14][vertex, 0] -= w * fx
+    G[14][vertex, 1] -= w * fy
+    G[14][vertex, 2] -= w * fz
