@@ -1,0 +1,1 @@
+"""Triangulated (mesh) walls: rigid surfaces from CAD files, and their wear (``wear``)."""

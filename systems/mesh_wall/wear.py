@@ -1,0 +1,506 @@
+r"""Surface wear of triangulated walls: Reye-Archard-Khrushchov, vertices moved to match volumes.
+
+The model (Archard, J. Appl. Phys. 24 (1953) 981; Thornton et al. 2023, Sect. 10): the volume
+of wall material a sliding contact removes is proportional to the work its friction force
+dissipates. Per triangle t of a mesh wall, over one wear interval,
+
+.. math:: V_t = f \, k \, W_t
+
+with
+
+- :math:`W_t` (J): the frictional work the grains did on triangle t in the interval (the
+  contact system's per-triangle accumulator ``friction_work``);
+- :math:`k` (m^3/J): the *wear coefficient*, volume removed per joule of frictional work.
+  Archard writes :math:`V = K F_n s / H` with a dimensionless :math:`K` and the hardness
+  :math:`H` (Pa); with :math:`F_t = \mu F_n` the work is :math:`W = F_t s`, so
+  :math:`k = K / (\mu H)`. Here the whole ratio is folded into one :math:`k`;
+- :math:`f \ge 1` (1): the *acceleration factor*. Real wear is far too slow to see in a DEM
+  run; multiplying :math:`k` by :math:`f` lets one simulated second stand for :math:`f`
+  seconds of wear (the flow must not depend on the wear during that time: keep the depth
+  removed per interval small against the grains).
+
+The three steps of the seed: (1) frictional work per triangle (the contact system), (2) the
+volume per triangle (:func:`removed_volumes`), (3) vertices moved iteratively to match the
+volumes (:func:`wear_depths`), here as follows.
+
+**Sign convention.** A triangle's normal :math:`N_t = (x_1 - x_0) \times (x_2 - x_0)`
+(:math:`|N_t| = 2 A_t`) points out of the wall material, towards the grains (the mesh's
+winding, as for membranes: counter-clockwise seen from the grains). Vertex v moves by
+:math:`u_v = -d_v \hat n_v` with depth :math:`d_v \ge 0`: *into* the material. Its
+direction is the area-weighted vertex normal :math:`\hat n_v \propto \sum_{t \ni v} N_t`,
+taken on the mesh before the update and held during the iteration. Its dual area is
+:math:`A_v = \sum_{t \ni v} A_t / 3`.
+
+**Volume a triangle's prism sweeps.** Move the vertices along :math:`s \in [0, 1]`:
+:math:`x_i(s) = a_i + s u_i`. The points :math:`x(s, \lambda) = \sum_i \lambda_i x_i(s)`
+(barycentric :math:`\lambda` over the reference triangle of area 1/2) fill the solid between
+the old and the new triangle; its side faces are the ruled surfaces over the edges, which
+depend only on the edge's two vertices, so the solids of neighbouring triangles share them
+and tile the worn layer without gap or overlap. With :math:`e_1 = a_1 - a_0`,
+:math:`e_2 = a_2 - a_0`, :math:`f_1 = u_1 - u_0`, :math:`f_2 = u_2 - u_0`, the Jacobian
+determinant is :math:`u(\lambda) \cdot (e_1 + s f_1) \times (e_2 + s f_2)`, where the cross
+product does not depend on :math:`\lambda`. Integrating, with
+:math:`\int \lambda_i \, d\lambda = 1/6`:
+
+.. math:: V^{swept}_t = \tfrac12 \bar u \cdot \bar N, \qquad
+          \bar N = e_1 \times e_2 + \tfrac12 (e_1 \times f_2 + f_1 \times e_2)
+                   + \tfrac13 f_1 \times f_2, \qquad \bar u = \tfrac13 (u_0 + u_1 + u_2)
+
+exactly (no small-depth approximation). The removed volume is :math:`R_t = -V^{swept}_t`.
+On a flat triangle moved along its own normal, :math:`R_t = A_t (d_0 + d_1 + d_2) / 3`.
+For a closed mesh, :math:`\sum_t R_t` is the enclosed volume before minus after.
+
+**What the iteration matches.** A mesh has about twice as many triangles as vertices, and a
+vertex moves along one direction only, so the triangles' volumes cannot all be matched one
+by one (on a flat mesh :math:`R_t = A_t \bar d_t` has a null space: depths that alternate
+with zero sum on every triangle). Each triangle's volume is split in thirds to its
+vertices, :math:`V_v = \sum_{t \ni v} V_t / 3`, and each vertex is given the share of the
+removed volume of its triangles in proportion to its depth,
+:math:`R_v = \sum_{t \ni v} R_t \, d_v / (d_0 + d_1 + d_2)_t`. The shares add up to the
+removed volume, and on a flat mesh :math:`R_v = A_v d_v`. The iteration solves
+:math:`R_v = V_v` for every vertex: it starts from the flat-mesh answer
+:math:`d_v = V_v / A_v` and updates :math:`d_v \leftarrow d_v V_v / R_v` (depths stay
+:math:`\ge 0`; a vertex with :math:`V_v = 0` does not move). On a flat mesh the first
+iterate is the solution; on a curved one each update corrects the change of area with
+depth, and the error shrinks by a factor of order depth x curvature per iteration.
+Converged when :math:`\sum_v |V_v - R_v| \le` ``rtol`` :math:`\sum_v V_v`; then the total
+removed volume :math:`\sum_t R_t` equals :math:`f k \sum_t W_t` to ``rtol``. Where the work
+per area is uniform (inside a wear track) each triangle's volume is matched, and the depth
+is :math:`f k W_t / A_t`; across the edge of a track the depth falls off over one triangle.
+
+**Open meshes.** A boundary vertex moves like any other, along the normal of its (one-sided)
+fan, and gets its volume from its own triangles: the rim of an open wall sinks with the
+surface, the layer removed under a boundary edge ends in the ruled surface below that edge,
+and a uniformly worn flat sheet sinks as a whole by :math:`f k W / A`.
+
+**Inversion.** After every update the moved triangles are checked: one whose normal would
+flip on the way (:math:`N_t(s) \cdot N_t(0) \le 0` for some :math:`s \in [0, 1]`, with
+:math:`N_t(s)` the normal of the triangle at :math:`x_i + s u_i`) or whose area would fall
+below ``min_area_fraction`` of its area stops the update with :class:`WearInversionError`,
+which names the triangle (its gid when given) and the fix: a smaller acceleration factor or
+wear interval (the depth removed per update must stay small against the triangles' edges),
+or a finer mesh. The positions are changed only by an update that succeeded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ecs_dem.errors import InputError, StateError
+from ecs_dem.jit import inline, kernel
+
+#: default convergence tolerance of the iteration: sum_v |V_v - R_v| <= RTOL sum_v V_v
+RTOL = 1e-13
+#: default iteration limit (a flat mesh needs one update, a curved one a few)
+MAX_ITERATIONS = 50
+#: default smallest area of a moved triangle, as a fraction of its area before the update
+MIN_AREA_FRACTION = 0.01
+#: the fix named by the errors of a wear update that deforms the mesh too much
+FIX = ("use a smaller acceleration factor or apply wear more often, so that the depth removed "
+       "per update stays small against the triangles' edges, or a finer mesh")
+
+
+class WearInversionError(StateError):
+    """A wear update would flip a triangle or shrink it to nothing; the mesh is left as it was."""
+
+
+@inline
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@kernel
+def vertex_normals(x, tri, normal, dual_area):
+    """Area-weighted unit vertex normals n_v ~ sum_{t ni v} N_t and dual areas
+    A_v = sum_{t ni v} A_t / 3 (module docstring). Vertices of no triangle, or whose
+    triangles' normals cancel, get a zero normal."""
+    normal[:] = 0.0
+    dual_area[:] = 0.0
+    for t in range(tri.shape[0]):
+        i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
+        nx, ny, nz = _cross(x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2],
+                            x[k, 0] - x[i, 0], x[k, 1] - x[i, 1], x[k, 2] - x[i, 2])
+        third = np.sqrt(nx * nx + ny * ny + nz * nz) / 6.0
+        for v in (i, j, k):
+            normal[v, 0] += nx
+            normal[v, 1] += ny
+            normal[v, 2] += nz
+            dual_area[v] += third
+    for v in range(normal.shape[0]):
+        norm = np.sqrt(normal[v, 0] ** 2 + normal[v, 1] ** 2 + normal[v, 2] ** 2)
+        if norm > 0.0:
+            for c in range(3):
+                normal[v, c] /= norm
+
+
+@kernel
+def prism_volumes(x, tri, normal, depth, removed):
+    """removed[t]: the volume between triangle t and the triangle its vertices reach when
+    vertex v moves by -depth[v] normal[v] (exact; module docstring, positive into the
+    material)."""
+    for t in range(tri.shape[0]):
+        i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
+        e1 = (x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2])
+        e2 = (x[k, 0] - x[i, 0], x[k, 1] - x[i, 1], x[k, 2] - x[i, 2])
+        u0 = (-depth[i] * normal[i, 0], -depth[i] * normal[i, 1], -depth[i] * normal[i, 2])
+        u1 = (-depth[j] * normal[j, 0], -depth[j] * normal[j, 1], -depth[j] * normal[j, 2])
+        u2 = (-depth[k] * normal[k, 0], -depth[k] * normal[k, 1], -depth[k] * normal[k, 2])
+        f1 = (u1[0] - u0[0], u1[1] - u0[1], u1[2] - u0[2])
+        f2 = (u2[0] - u0[0], u2[1] - u0[1], u2[2] - u0[2])
+        a = _cross(e1[0], e1[1], e1[2], e2[0], e2[1], e2[2])
+        b = _cross(e1[0], e1[1], e1[2], f2[0], f2[1], f2[2])
+        c = _cross(f1[0], f1[1], f1[2], e2[0], e2[1], e2[2])
+        d = _cross(f1[0], f1[1], f1[2], f2[0], f2[1], f2[2])
+        swept = 0.0
+        for m in range(3):
+            n_bar = a[m] + 0.5 * (b[m] + c[m]) + d[m] / 3.0
+            swept += (u0[m] + u1[m] + u2[m]) / 3.0 * n_bar
+        removed[t] = -0.5 * swept
+
+
+@kernel
+def vertex_shares(tri, removed, depth, share):
+    """share[v] = sum_{t ni v} removed[t] depth[v] / (sum of t's vertex depths): each vertex's
+    part of the removed volume, in proportion to its depth (module docstring)."""
+    share[:] = 0.0
+    for t in range(tri.shape[0]):
+        i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
+        total = depth[i] + depth[j] + depth[k]
+        if total > 0.0:
+            per_depth = removed[t] / total
+            share[i] += per_depth * depth[i]
+            share[j] += per_depth * depth[j]
+            share[k] += per_depth * depth[k]
+
+
+@kernel
+def first_inverted(x, tri, normal, depth, min_area_fraction):
+    """The first triangle that moving vertex v by -depth[v] normal[v] inverts: returns (t, 1)
+    if its normal flips on the way (N(s) . N(0) <= 0 for some s in [0, 1], with N(s) the
+    normal of the triangle with vertices x_i + s u_i, a quadratic in s), (t, 2) if its area at
+    the end falls below min_area_fraction of its area; (-1, 0) if none. A point reflection
+    (a sphere worn through its centre) keeps N(1) parallel to N(0); the check along the way
+    sees the triangle pass through zero area."""
+    for t in range(tri.shape[0]):
+        i, j, k = tri[t, 0], tri[t, 1], tri[t, 2]
+        e1 = (x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2])
+        e2 = (x[k, 0] - x[i, 0], x[k, 1] - x[i, 1], x[k, 2] - x[i, 2])
+        f1 = (depth[i] * normal[i, 0] - depth[j] * normal[j, 0],
+              depth[i] * normal[i, 1] - depth[j] * normal[j, 1],
+              depth[i] * normal[i, 2] - depth[j] * normal[j, 2])
+        f2 = (depth[i] * normal[i, 0] - depth[k] * normal[k, 0],
+              depth[i] * normal[i, 1] - depth[k] * normal[k, 1],
+              depth[i] * normal[i, 2] - depth[k] * normal[k, 2])
+        a = _cross(e1[0], e1[1], e1[2], e2[0], e2[1], e2[2])
+        b1 = _cross(e1[0], e1[1], e1[2], f2[0], f2[1], f2[2])
+        b2 = _cross(f1[0], f1[1], f1[2], e2[0], e2[1], e2[2])
+        c = _cross(f1[0], f1[1], f1[2], f2[0], f2[1], f2[2])
+        q0 = a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
+        qb = a[0] * (b1[0] + b2[0]) + a[1] * (b1[1] + b2[1]) + a[2] * (b1[2] + b2[2])
+        qc = a[0] * c[0] + a[1] * c[1] + a[2] * c[2]
+        if q0 + qb + qc <= 0.0:
+            return t, 1
+        if qc > 0.0 and 0.0 < -qb < 2.0 * qc and q0 - qb * qb / (4.0 * qc) <= 0.0:
+            return t, 1
+        n0 = a[0] + b1[0] + b2[0] + c[0]
+        n1 = a[1] + b1[1] + b2[1] + c[1]
+        n2 = a[2] + b1[2] + b2[2] + c[2]
+        if n0 * n0 + n1 * n1 + n2 * n2 < min_area_fraction * min_area_fraction * q0:
+            return t, 2
+    return -1, 0
+
+
+@kernel
+def displace(x, normal, depth):
+    """x[v] -= depth[v] normal[v] (the wear update; vertices of depth 0 keep their bits)."""
+    for v in range(x.shape[0]):
+        if depth[v] != 0.0:
+            for c in range(3):
+                x[v, c] -= depth[v] * normal[v, c]
+
+
+@dataclass(frozen=True)
+class WearStep:
+    """One wear update, computed and checked, not yet applied (:func:`apply_wear`).
+
+    depth (n,) m: how far each vertex moves into the material, along ``normal`` (n, 3),
+    the unit outward vertex normals of the mesh before the update; target (m,) m^3: the
+    volumes V_t asked for; removed (m,) m^3: the volume each triangle's prism sweeps
+    (their sum matches the targets' sum to ``residual``); iterations: updates of the
+    depths; residual: sum_v |V_v - R_v| / sum_v V_v at the end (0 when nothing wears).
+    """
+
+    depth: np.ndarray
+    normal: np.ndarray
+    target: np.ndarray
+    removed: np.ndarray
+    iterations: int
+    residual: float
+
+    @property
+    def displacement(self) -> np.ndarray:
+        """(n, 3) m: the vertices' moves, -depth n."""
+        return -self.depth[:, None] * self.normal
+
+
+def _finite_number(name: str, value, *, positive: bool) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"wear: {name} must be a number, got {value!r}") from None
+    if not np.isfinite(value) or value < 0 or (positive and value == 0):
+        raise InputError(f"wear: {name} must be finite and {'> 0' if positive else '>= 0'}, "
+                         f"got {value}")
+    return value
+
+
+def removed_volumes(work, wear_coefficient, factor: float = 1.0) -> np.ndarray:
+    """V_t = factor k W_t (m^3) from the frictional work per triangle (J, >= 0), the wear
+    coefficient k (m^3/J, volume per joule of frictional work: Archard's K / (mu H)) and the
+    acceleration factor (module docstring)."""
+    k = _finite_number("wear_coefficient (m^3/J)", wear_coefficient, positive=False)
+    f = _finite_number("factor", factor, positive=True)
+    work = np.asarray(work, dtype=np.float64)
+    if work.ndim != 1:
+        raise InputError(f"wear: the frictional work must be one value per triangle, got shape "
+                         f"{work.shape}")
+    bad = np.flatnonzero(~(work >= 0) | ~np.isfinite(work))
+    if bad.size:
+        raise InputError(f"wear: the frictional work of triangle {bad[0]} is {work[bad[0]]} J; "
+                         "frictional work is dissipated energy, finite and >= 0")
+    return f * k * work
+
+
+def _mesh_arrays(positions, triangles, n_triangles: int | None = None):
+    x = np.asarray(positions)
+    if x.ndim != 2 or x.shape[1] != 3 or x.dtype != np.float64:
+        raise InputError(f"wear: vertex positions must be float64 of shape (n, 3), got "
+                         f"{x.dtype} {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise InputError(f"wear: vertex {np.flatnonzero(~np.isfinite(x).all(axis=1))[0]} has a "
+                         "non-finite position")
+    tri = np.asarray(triangles)
+    if tri.ndim != 2 or tri.shape[1] != 3 or tri.dtype.kind not in "iu":
+        raise InputError(f"wear: triangles must be integer vertex indices of shape (m, 3), got "
+                         f"{tri.dtype} {tri.shape}")
+    if tri.size and (tri.min() < 0 or tri.max() >= len(x)):
+        raise InputError(f"wear: triangle vertex indices must lie in [0, {len(x)}), got "
+                         f"[{tri.min()}, {tri.max()}]")
+    if n_triangles is not None and n_triangles != len(tri):
+        raise InputError(f"wear: {n_triangles} volumes (or work values) for {len(tri)} triangles: "
+                         "give one per triangle, in the triangles' order")
+    return x, np.ascontiguousarray(tri, dtype=np.int64)
+
+
+def _name(t: int, gids) -> str:
+    return f"triangle {t}" if gids is None else f"triangle {t} (gid {int(gids[t])})"
+
+
+def wear_depths(positions, triangles, volumes, *, gids=None, rtol: float = RTOL,
+                max_iterations: int = MAX_ITERATIONS,
+                min_area_fraction: float = MIN_AREA_FRACTION) -> WearStep:
+    """The vertex depths that remove `volumes` (m^3 per triangle, >= 0) from the mesh
+    (`positions` (n, 3) m, `triangles` (m, 3) vertex indices, outward winding): the
+    iteration of the module docstring. Nothing is moved (:func:`apply_wear`, or
+    :func:`wear_mesh` for both). `gids` (m,) names triangles in errors.
+
+    Raises :class:`WearInversionError` naming the triangle that would flip or collapse, and
+    StateError when the iteration does not converge in `max_iterations` or a vertex with
+    volume to remove has no normal."""
+    volumes = np.ascontiguousarray(volumes, dtype=np.float64)
+    x, tri = _mesh_arrays(positions, triangles, len(volumes) if volumes.ndim == 1 else -1)
+    if not np.all(np.isfinite(volumes)) or np.any(volumes < 0):
+        t = int(np.flatnonzero(~(volumes >= 0) | ~np.isfinite(volumes))[0])
+        raise InputError(f"wear: the volume to remove from {_name(t, gids)} is {volumes[t]} "
+                         "m^3; it must be finite and >= 0")
+    if not 0 < rtol < 1:
+        raise InputError(f"wear: rtol must lie in (0, 1), got {rtol}")
+    n = len(x)
+    normal = np.empty((n, 3))
+    dual_area = np.empty(n)
+    vertex_normals(x, tri, normal, dual_area)
+    target_v = np.zeros(n)
+    np.add.at(target_v, tri.ravel(), np.repeat(volumes / 3.0, 3))
+    depth = np.zeros(n)
+    removed = np.zeros(len(tri))
+    total = target_v.sum()
+    if total == 0.0:
+        return WearStep(depth, normal, volumes, removed, 0, 0.0)
+    wearing = target_v > 0
+    stuck = np.flatnonzero(wearing & ((dual_area == 0) | ~normal.any(axis=1)))
+    if stuck.size:
+        raise StateError(f"wear: vertex {stuck[0]} has volume to remove but no normal (its "
+                         "triangles' normals cancel or have no area): the mesh folds onto itself "
+                         "there; repair it (components.mesh.validation) before wearing it")
+    depth[wearing] = target_v[wearing] / dual_area[wearing]
+    share = np.empty(n)
+    residual = np.inf
+    for iteration in range(1, max_iterations + 1):
+        bad, kind = first_inverted(x, tri, normal, depth, min_area_fraction)
+        if bad >= 0:
+            what = ("its normal would flip" if kind == 1 else
+                    f"its area would fall below {min_area_fraction:g} of its area")
+            deepest = float(depth[tri[bad]].max())
+            raise WearInversionError(
+                f"wear: {_name(bad, gids)} (vertices {tri[bad].tolist()}) would invert: {what} "
+                f"when its vertices move up to {deepest:.3g} m into the material: {FIX}")
+        prism_volumes(x, tri, normal, depth, removed)
+        vertex_shares(tri, removed, depth, share)
+        residual = float(np.abs(target_v - share).sum() / total)
+        if residual <= rtol:
+            return WearStep(depth, normal, volumes, removed, iteration, residual)
+        lost = np.flatnonzero(wearing & ~(share > 0))
+        if lost.size:
+            raise StateError(f"wear: the triangles around vertex {lost[0]} remove no volume when "
+                             f"it moves {depth[lost[0]]:.3g} m along its normal: {FIX}")
+        depth[wearing] *= target_v[wearing] / share[wearing]
+    raise StateError(f"wear: the vertex depths did not converge in {max_iterations} iterations "
+                     f"(volume mismatch {residual:.3g} of the volume to remove, tolerance {rtol:g}): "
+                     f"{FIX}")
+
+
+def apply_wear(positions, step: WearStep) -> None:
+    """Move the vertices of `positions` (n, 3), in place, by the step's depths along its normals."""
+    displace(positions, step.normal, step.depth)
+
+
+def wear_mesh(positions, triangles, work, wear_coefficient, factor: float = 1.0, *, gids=None,
+              rtol: float = RTOL, max_iterations: int = MAX_ITERATIONS,
+              min_area_fraction: float = MIN_AREA_FRACTION) -> WearStep:
+    """One wear update: volumes factor k W_t from the frictional work `work` (J per triangle),
+    vertex depths matching them (:func:`wear_depths`), and the vertices of `positions` (n, 3)
+    moved in place. On an error the positions are unchanged. Returns the :class:`WearStep`."""
+    volumes = removed_volumes(work, wear_coefficient, factor)
+    x, _ = _mesh_arrays(positions, triangles, len(volumes))
+    if not x.flags.writeable:
+        raise InputError("wear: the vertex positions are read-only; pass a writable array")
+    step = wear_depths(x, triangles, volumes, gids=gids, rtol=rtol, max_iterations=max_iterations,
+                       min_area_fraction=min_area_fraction)
+    apply_wear(x, step)
+    return step
+
+
+# ------------------------------------------------------------------------- the system
+
+from ecs_dem.system import Stage, System  # noqa: E402
+from ecs_dem.table import Field, Halo  # noqa: E402
+
+#: per-vertex and per-triangle records the system adds to the mesh-wall tables
+WEAR_DEPTH = Field("wear_depth", np.float64, (), Halo.LOCAL, 0.0, "m",
+                   "depth worn away at the vertex since the start, along its normals")
+WORN_WORK = Field("worn_work", np.float64, (), Halo.LOCAL, 0.0, "J",
+                  "friction_work already turned into wear")
+WEAR_VOLUME = Field("wear_volume", np.float64, (), Halo.LOCAL, 0.0, "m^3",
+                    "volume worn away under the triangle since the start")
+
+
+class MeshWear(System):
+    """Wear the mesh walls every `every` steps (module docstring: the model and the iteration).
+
+    Tables, by name: ``mesh_vertices`` (``position`` (3,) m, and the body-frame copy
+    ``x0`` (3,) m if the table has it) and ``mesh_triangles`` (``vertices`` (3,) vertex gids,
+    outward winding; ``friction_work`` (J), the frictional work the grains did on the
+    triangle, accumulated by the contact system). Each update turns the work done since the
+    previous one (``friction_work - worn_work``; a ``friction_work`` found below
+    ``worn_work`` was reset, and counts whole) into the volumes factor k W_t, moves the
+    vertices' ``position`` by the depths that match them, and ``x0`` by the same depths
+    along the normals of the body-frame mesh (depths do not depend on the frame). It adds
+    and keeps the records ``mesh_vertices.wear_depth`` (m) and ``mesh_triangles.worn_work``
+    (J) and ``wear_volume`` (m^3). One wear coefficient and factor apply to every mesh wall.
+
+    Runs in the OUTPUT stage, after the step's work is complete: a step's forces never see a
+    half-worn mesh. The vertices move by the depth of one update at a time; keep it well
+    below the neighbour skin (an acceleration factor and interval that wear more per update
+    make the run stop with :class:`WearInversionError` long before that matters for the
+    geometry of a triangle, but not for the skin). One rank only for now: a vertex's normal
+    needs every triangle around it, which a decomposed mesh spreads over ranks.
+    """
+
+    stage = Stage.OUTPUT
+    VERTICES = "mesh_vertices"
+    TRIANGLES = "mesh_triangles"
+
+    def __init__(self, wear_coefficient: float, factor: float = 1.0, every: int = 1000, *,
+                 rtol: float = RTOL, max_iterations: int = MAX_ITERATIONS,
+                 min_area_fraction: float = MIN_AREA_FRACTION):
+        self.wear_coefficient = _finite_number("wear_coefficient (m^3/J)", wear_coefficient,
+                                               positive=False)
+        self.factor = _finite_number("factor", factor, positive=True)
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise InputError(f"MeshWear: every must be a whole number of steps >= 1, got {every!r}")
+        self.every = int(every)
+        self.rtol, self.max_iterations = float(rtol), int(max_iterations)
+        self.min_area_fraction = float(min_area_fraction)
+        self.frames: tuple[str, ...] = ("position",)
+        self.last: WearStep | None = None
+
+    def interaction_range(self, world) -> float:
+        """The largest distance from a triangle's first vertex (its anchor) to its others, with
+        5 % to spare for the wear itself: every vertex of an owned triangle must be local."""
+        if self.VERTICES not in world.tables or self.TRIANGLES not in world.tables:
+            return 0.0
+        vertices, triangles = world.tables[self.VERTICES], world.tables[self.TRIANGLES]
+        if triangles.n_owned == 0:
+            return 0.0
+        gids = np.ascontiguousarray(triangles.owned("vertices")).reshape(-1)
+        x = vertices.with_ghosts("position")[vertices.lookup().rows(gids)].reshape(-1, 3, 3)
+        return 1.05 * float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
+
+    def setup(self, world) -> None:
+        missing = [n for n in (self.VERTICES, self.TRIANGLES) if n not in world.tables]
+        if missing:
+            raise InputError(f"MeshWear wears mesh walls, and this world has no table "
+                             f"{' or '.join(missing)}: add a mesh wall before the wear system")
+        if world.comm.size > 1:
+            raise InputError(f"MeshWear runs on one rank for now ({world.comm.size} ranks here): "
+                             "a vertex's normal needs every triangle around it, which a "
+                             "decomposed mesh spreads over ranks; run the wear on one rank")
+        vertices, triangles = world.tables[self.VERTICES], world.tables[self.TRIANGLES]
+        for table, names in ((vertices, ("position",)), (triangles, ("vertices", "friction_work"))):
+            absent = [n for n in names if not table.has_field(n)]
+            if absent:
+                raise InputError(f"MeshWear: table '{table.name}' has no field "
+                                 f"{', '.join(absent)}; it needs {', '.join(names)}")
+        self.frames = ("position", "x0") if vertices.has_field("x0") else ("position",)
+        vertices.add_field(WEAR_DEPTH)
+        triangles.add_field(WORN_WORK)
+        triangles.add_field(WEAR_VOLUME)
+
+    def declare(self, world) -> None:
+        self.reads = {self.TRIANGLES: ("vertices", "friction_work")}
+        self.writes = {self.VERTICES: self.frames + ("wear_depth",),
+                       self.TRIANGLES: ("worn_work", "wear_volume")}
+
+    def run(self, world) -> None:
+        if world.step == 0:
+            return
+        vertices, triangles = world.tables[self.VERTICES], world.tables[self.TRIANGLES]
+        m = triangles.n_owned
+        work, worn = triangles.owned("friction_work"), triangles.owned("worn_work")
+        done = np.where(work >= worn, work - worn, work)
+        rows = vertices.lookup().rows(np.ascontiguousarray(triangles.owned("vertices"))
+                                      .reshape(-1), owned_only=True).reshape(m, 3)
+        if np.any(rows < 0):
+            raise StateError(f"step {world.step}: MeshWear: a triangle's vertex is missing from "
+                             f"'{self.VERTICES}' (gids "
+                             f"{triangles.owned('vertices')[(rows < 0).any(axis=1)][0].tolist()})")
+        position = vertices.owned("position")
+        try:
+            step = wear_depths(position, rows, removed_volumes(done, self.wear_coefficient,
+                                                               self.factor),
+                               gids=triangles.owned("gid"), rtol=self.rtol,
+                               max_iterations=self.max_iterations,
+                               min_area_fraction=self.min_area_fraction)
+        except StateError as exc:
+            raise type(exc)(f"step {world.step}: {exc}") from None
+        if "x0" in self.frames:  # the same depths along the body-frame normals
+            body = vertices.owned("x0")
+            normal, area = np.empty_like(body), np.empty(len(body))
+            vertex_normals(body, rows, normal, area)
+            displace(body, normal, step.depth)
+        apply_wear(position, step)
+        vertices.owned("wear_depth")[:] += step.depth
+        triangles.owned("wear_volume")[:] += step.removed
+        worn[:] = work
+        self.last = step
