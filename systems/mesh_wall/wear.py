@@ -1,85 +1,76 @@
-r"""Surface wear of triangulated walls: Reye-Archard-Khrushchov, vertices moved to match volumes.
+"""Surface wear of triangulated walls: Reye-Archard-Khrushchov, vertices moved to match volumes.
 
 The model (Archard, J. Appl. Phys. 24 (1953) 981; Thornton et al. 2023, Sect. 10): the volume
 of wall material a sliding contact removes is proportional to the work its friction force
-dissipates. Per triangle t of a mesh wall, over one wear interval,
+dissipates. Per triangle t of a mesh wall, over one wear interval::
 
-.. math:: V_t = f \, k \, W_t
+    V_t = f k W_t
 
-with
+* W_t (J): the frictional work the grains did on triangle t in the interval (the contact
+  system's per-triangle accumulator ``friction_work``);
+* k (m^3/J): the wear coefficient, volume removed per joule of frictional work. Archard
+  writes V = K F_n s / H with a dimensionless K and the hardness H (Pa); with F_t = mu F_n the
+  work is W = F_t s, so k = K / (mu H): the whole ratio is folded into one k;
+* f (1, usually >= 1): the acceleration factor. Real wear is far too slow to see in a DEM
+  run; multiplying k by f lets one simulated second stand for f seconds of wear, as long as
+  the flow does not change with the wear meanwhile (keep the depth per update small against
+  the grains).
 
-- :math:`W_t` (J): the frictional work the grains did on triangle t in the interval (the
-  contact system's per-triangle accumulator ``friction_work``);
-- :math:`k` (m^3/J): the *wear coefficient*, volume removed per joule of frictional work.
-  Archard writes :math:`V = K F_n s / H` with a dimensionless :math:`K` and the hardness
-  :math:`H` (Pa); with :math:`F_t = \mu F_n` the work is :math:`W = F_t s`, so
-  :math:`k = K / (\mu H)`. Here the whole ratio is folded into one :math:`k`;
-- :math:`f \ge 1` (1): the *acceleration factor*. Real wear is far too slow to see in a DEM
-  run; multiplying :math:`k` by :math:`f` lets one simulated second stand for :math:`f`
-  seconds of wear (the flow must not depend on the wear during that time: keep the depth
-  removed per interval small against the grains).
+The seed's three steps: (1) the frictional work per triangle (the contact system), (2) the
+volume per triangle (:func:`removed_volumes`), (3) the vertices moved iteratively to match
+the volumes (:func:`wear_depths`), as follows.
 
-The three steps of the seed: (1) frictional work per triangle (the contact system), (2) the
-volume per triangle (:func:`removed_volumes`), (3) vertices moved iteratively to match the
-volumes (:func:`wear_depths`), here as follows.
+Sign convention. A triangle's normal N_t = (x1 - x0) x (x2 - x0) (|N_t| = 2 A_t) points out
+of the wall material, towards the grains (the mesh's winding: counter-clockwise seen from
+the grains, as for membranes). Vertex v moves by u_v = -d_v n_v with depth d_v >= 0, into
+the material, along the area-weighted vertex normal n_v = sum_{t at v} N_t / |...| of the
+mesh before the update, held during the iteration. Its dual area is
+A_v = sum_{t at v} A_t / 3.
 
-**Sign convention.** A triangle's normal :math:`N_t = (x_1 - x_0) \times (x_2 - x_0)`
-(:math:`|N_t| = 2 A_t`) points out of the wall material, towards the grains (the mesh's
-winding, as for membranes: counter-clockwise seen from the grains). Vertex v moves by
-:math:`u_v = -d_v \hat n_v` with depth :math:`d_v \ge 0`: *into* the material. Its
-direction is the area-weighted vertex normal :math:`\hat n_v \propto \sum_{t \ni v} N_t`,
-taken on the mesh before the update and held during the iteration. Its dual area is
-:math:`A_v = \sum_{t \ni v} A_t / 3`.
+Volume a triangle's prism sweeps. Move the vertices along s in [0, 1]: x_i(s) = a_i + s u_i.
+The points x(s, l) = sum_i l_i x_i(s) (barycentric l over the reference triangle, of area
+1/2) fill the solid between the old and the new triangle. Its side faces are the ruled
+surfaces over the edges, which depend on the edge's two vertices only: the solids of
+neighbouring triangles share them and tile the worn layer without gap or overlap. With
+e1 = a1 - a0, e2 = a2 - a0, f1 = u1 - u0, f2 = u2 - u0, the Jacobian determinant is
+u(l) . (e1 + s f1) x (e2 + s f2), whose cross product does not depend on l; integrating
+(the integral of each l_i over the reference triangle is 1/6)::
 
-**Volume a triangle's prism sweeps.** Move the vertices along :math:`s \in [0, 1]`:
-:math:`x_i(s) = a_i + s u_i`. The points :math:`x(s, \lambda) = \sum_i \lambda_i x_i(s)`
-(barycentric :math:`\lambda` over the reference triangle of area 1/2) fill the solid between
-the old and the new triangle; its side faces are the ruled surfaces over the edges, which
-depend only on the edge's two vertices, so the solids of neighbouring triangles share them
-and tile the worn layer without gap or overlap. With :math:`e_1 = a_1 - a_0`,
-:math:`e_2 = a_2 - a_0`, :math:`f_1 = u_1 - u_0`, :math:`f_2 = u_2 - u_0`, the Jacobian
-determinant is :math:`u(\lambda) \cdot (e_1 + s f_1) \times (e_2 + s f_2)`, where the cross
-product does not depend on :math:`\lambda`. Integrating, with
-:math:`\int \lambda_i \, d\lambda = 1/6`:
+    V_swept = 1/2 u_mean . N_mean,   u_mean = (u0 + u1 + u2) / 3,
+    N_mean  = e1 x e2 + (e1 x f2 + f1 x e2) / 2 + (f1 x f2) / 3
 
-.. math:: V^{swept}_t = \tfrac12 \bar u \cdot \bar N, \qquad
-          \bar N = e_1 \times e_2 + \tfrac12 (e_1 \times f_2 + f_1 \times e_2)
-                   + \tfrac13 f_1 \times f_2, \qquad \bar u = \tfrac13 (u_0 + u_1 + u_2)
+exactly, with no small-depth approximation. The removed volume is R_t = -V_swept. A flat
+triangle moved along its own normal loses R_t = A_t (d0 + d1 + d2) / 3. On a closed mesh,
+sum_t R_t is the enclosed volume before minus after.
 
-exactly (no small-depth approximation). The removed volume is :math:`R_t = -V^{swept}_t`.
-On a flat triangle moved along its own normal, :math:`R_t = A_t (d_0 + d_1 + d_2) / 3`.
-For a closed mesh, :math:`\sum_t R_t` is the enclosed volume before minus after.
+What the iteration matches. A mesh has about twice as many triangles as vertices, and each
+vertex moves along one direction, so the triangles' volumes cannot all be matched one by
+one (on a flat mesh R_t = A_t mean(d) even has a null space: depths alternating with a zero
+sum on every triangle). Each triangle's volume goes in thirds to its vertices,
+V_v = sum_{t at v} V_t / 3, and each vertex is given the part of its triangles' removed
+volume in proportion to its depth, R_v = sum_{t at v} R_t d_v / (d0 + d1 + d2)_t: the parts
+add up to the removed volume, and on a flat mesh R_v = A_v d_v. The iteration solves
+R_v = V_v at every vertex: it starts from the flat-mesh answer d_v = V_v / A_v and updates
+d_v <- d_v V_v / R_v (depths stay >= 0; a vertex with V_v = 0 does not move). On a flat mesh
+the start is the solution (one pass); on a curved one each update corrects the change of
+area with depth, and the mismatch shrinks by a factor of order depth x curvature per update.
+Converged when sum_v |V_v - R_v| <= rtol sum_v V_v: then the total removed volume
+sum_t R_t equals f k sum_t W_t to rtol. Where the work per area is uniform (inside a wear
+track) every triangle loses its own V_t and the depth is f k W_t / A_t; across the edge of
+a track the depth falls off over one triangle.
 
-**What the iteration matches.** A mesh has about twice as many triangles as vertices, and a
-vertex moves along one direction only, so the triangles' volumes cannot all be matched one
-by one (on a flat mesh :math:`R_t = A_t \bar d_t` has a null space: depths that alternate
-with zero sum on every triangle). Each triangle's volume is split in thirds to its
-vertices, :math:`V_v = \sum_{t \ni v} V_t / 3`, and each vertex is given the share of the
-removed volume of its triangles in proportion to its depth,
-:math:`R_v = \sum_{t \ni v} R_t \, d_v / (d_0 + d_1 + d_2)_t`. The shares add up to the
-removed volume, and on a flat mesh :math:`R_v = A_v d_v`. The iteration solves
-:math:`R_v = V_v` for every vertex: it starts from the flat-mesh answer
-:math:`d_v = V_v / A_v` and updates :math:`d_v \leftarrow d_v V_v / R_v` (depths stay
-:math:`\ge 0`; a vertex with :math:`V_v = 0` does not move). On a flat mesh the first
-iterate is the solution; on a curved one each update corrects the change of area with
-depth, and the error shrinks by a factor of order depth x curvature per iteration.
-Converged when :math:`\sum_v |V_v - R_v| \le` ``rtol`` :math:`\sum_v V_v`; then the total
-removed volume :math:`\sum_t R_t` equals :math:`f k \sum_t W_t` to ``rtol``. Where the work
-per area is uniform (inside a wear track) each triangle's volume is matched, and the depth
-is :math:`f k W_t / A_t`; across the edge of a track the depth falls off over one triangle.
+Open meshes. A boundary vertex moves like any other, along the normal of its one-sided fan,
+and takes its volume from its own triangles: the rim of an open wall sinks with the surface
+(the layer removed under a boundary edge ends in the ruled surface below that edge), and a
+uniformly worn flat sheet sinks as a whole by f k W / A.
 
-**Open meshes.** A boundary vertex moves like any other, along the normal of its (one-sided)
-fan, and gets its volume from its own triangles: the rim of an open wall sinks with the
-surface, the layer removed under a boundary edge ends in the ruled surface below that edge,
-and a uniformly worn flat sheet sinks as a whole by :math:`f k W / A`.
-
-**Inversion.** After every update the moved triangles are checked: one whose normal would
-flip on the way (:math:`N_t(s) \cdot N_t(0) \le 0` for some :math:`s \in [0, 1]`, with
-:math:`N_t(s)` the normal of the triangle at :math:`x_i + s u_i`) or whose area would fall
-below ``min_area_fraction`` of its area stops the update with :class:`WearInversionError`,
-which names the triangle (its gid when given) and the fix: a smaller acceleration factor or
-wear interval (the depth removed per update must stay small against the triangles' edges),
-or a finer mesh. The positions are changed only by an update that succeeded.
+Inversion. After each update of the depths the moved triangles are checked: one whose
+normal flips on the way (N_t(s) . N_t(0) <= 0 for some s in [0, 1], N_t(s) the normal of
+the triangle at a_i + s u_i; a quadratic in s) or whose area ends below
+``min_area_fraction`` of its area stops the update with :class:`WearInversionError`. It
+names the triangle (its gid when given) and the fix: a smaller acceleration factor or wear
+interval (the depth per update must stay small against the triangles' edges), or a finer
+mesh. Positions change only by an update that succeeded.
 """
 from __future__ import annotations
 
