@@ -364,8 +364,9 @@ def wear_mesh(positions, triangles, work, wear_coefficient, factor: float = 1.0,
     moved in place. On an error the positions are unchanged. Returns the :class:`WearStep`."""
     volumes = removed_volumes(work, wear_coefficient, factor)
     x, _ = _mesh_arrays(positions, triangles, len(volumes))
-    if not x.flags.writeable:
-        raise InputError("wear: the vertex positions are read-only; pass a writable array")
+    if x is not positions or not x.flags.writeable:
+        raise InputError("wear: wear_mesh moves the vertices in place: pass their positions as "
+                         "a writable float64 numpy array of shape (n, 3)")
     step = wear_depths(x, triangles, volumes, gids=gids, rtol=rtol, max_iterations=max_iterations,
                        min_area_fraction=min_area_fraction)
     apply_wear(x, step)

@@ -260,6 +260,8 @@ def test_bad_input_names_the_problem():
         wear_depths(x, t + 10, np.ones(len(t)))
     with pytest.raises(InputError, match=r"shape \(n, 3\)"):
         wear_depths(x[:, :2].copy(), t, np.ones(len(t)))
+    with pytest.raises(InputError, match="in place"):
+        wear_mesh(x.tolist(), t, np.ones(len(t)), K)
 
 
 # ------------------------------------------------------------------------- export
