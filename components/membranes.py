@@ -26,8 +26,13 @@ its membrane id:
 and one row in ``membranes`` (replicated): material, bending constants and
 convention, confining-stress schedule, contact model, vertex gids.
 
-Masses are lumped: each triangle gives a third of A d rho to each of its
-vertices, so they add up to the membrane's mass exactly. Units: SI.
+Vertex masses (``vertex_mass``): lumped by default, each triangle giving a
+third of A d rho to each of its vertices, so they add up to the membrane's
+mass exactly; "uniform", that mass shared equally; or given directly (kg,
+one value for every vertex or one per vertex, as MercuryDPM's membrane gives
+every vertex 5/3 of the mean triangle's mass). The springs' damping is a
+ratio (``damping_ratio``, c = 2 gamma sqrt(k m_eff) with the vertex masses)
+or a coefficient (``spring_damping``, c in N s/m for every edge). Units: SI.
 
 Build membranes before the first step, identically on every rank (like
 particles); select vertex groups (``membrane_vertices``) and clamp them, move
@@ -87,7 +92,7 @@ MEMBRANE_FIELDS = (
     Field("species", np.int32, (), Halo.LOCAL, -1, "", "material of the membrane in contacts"),
     Field("first_vertex", np.int64, (), Halo.LOCAL, -1, "", "gid of mesh vertex 0"),
     Field("vertex_count", np.int64, (), Halo.LOCAL, 0, "", "vertices: gids first_vertex + index"),
-    Field("mass", np.float64, (), Halo.LOCAL, 0.0, "kg", "total mass (rest area x d x rho)"),
+    Field("mass", np.float64, (), Halo.LOCAL, 0.0, "kg", "total mass of its vertices"),
     Field("rest_area", np.float64, (), Halo.LOCAL, 0.0, "m^2", "area of the initial mesh"),
 )
 #: particle field: the membrane a vertex belongs to (-1: a grain)
@@ -139,7 +144,8 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
                  bending_stiffness: float = 0.0, bending_damping: float = 0.0,
                  bending: str = "paper", stress: float = 0.0, contact: str = "patch",
                  vertex_radius: float | None = None, species: int | None = None,
-                 merge_tolerance: float | None = None) -> int:
+                 merge_tolerance: float | None = None, vertex_mass=None,
+                 spring_damping: float | None = None) -> int:
     """Build a membrane from a mesh and return its id (its row in ``membranes``).
 
     The vertices are material points of the sheet, not balls: they get zero
@@ -184,6 +190,14 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     merge_tolerance : float, optional
         Vertices closer than this [m] are merged; default 1e-9 of the mesh's
         bounding-box diagonal (``components.mesh.validation.validate_mesh``).
+    vertex_mass : None, "lumped", "uniform", float or array, optional
+        Mass of the vertices [kg]: None or "lumped" (a third of each
+        triangle's A d rho to each of its vertices), "uniform" (the sheet's
+        mass A d rho shared equally), a value for every vertex, or one per
+        vertex of the validated mesh (module docstring).
+    spring_damping : float, optional
+        Damping coefficient c of every edge spring [N s/m], in place of
+        ``damping_ratio`` (give one of the two).
     """
     constants = {"youngs_modulus": youngs_modulus, "thickness": thickness, "density": density,
                  "damping_ratio": damping_ratio, "bending_stiffness": bending_stiffness,
@@ -192,6 +206,13 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
         if not in_range(value, *MEMBRANE_RANGES[name]):
             raise InputError(f"membrane: {name} must lie in "
                              f"{range_text(*MEMBRANE_RANGES[name])} (got {value})")
+    if spring_damping is not None:
+        if not in_range(spring_damping, 0.0, math.inf, "[)"):
+            raise InputError(f"membrane: spring_damping must be finite and >= 0 N s/m "
+                             f"(got {spring_damping})")
+        if damping_ratio != 0:
+            raise InputError("membrane: give the springs' damping as damping_ratio or as "
+                             "spring_damping (a coefficient in N s/m), not both")
     if bending not in BENDING_CONVENTIONS:
         raise InputError(f"membrane: bending convention '{bending}' is not one of "
                          f"{sorted(BENDING_CONVENTIONS)}")
@@ -222,6 +243,7 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     if np.any(mass <= 0):
         raise InputError(f"membrane: vertices {np.flatnonzero(mass <= 0)[:5].tolist()} belong to "
                          "no triangle; remove unused vertices")
+    mass = vertex_masses(mass, vertex_mass)
     first = world.particles.next_gid
     rows = add_particles(world, x, radius, species, mass=mass, kind=KIND_MEMBRANE_VERTEX)
     world.particles.inertia[rows] = 0.0
@@ -231,7 +253,8 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     world.particles.contact_group[rows] = mid if contact == "particle" else -2
     gid = world.particles.gid[rows]
     emap = edge_map(tri)
-    _add_edge_springs(world, gid, emap.edges, x, mass, youngs_modulus, thickness, damping_ratio, mid)
+    _add_edge_springs(world, gid, emap.edges, x, mass, youngs_modulus, thickness, damping_ratio,
+                      spring_damping, mid)
     quads = hinges(tri, emap)
     world.membrane_hinges.append(quads.shape[0], vertices=gid[quads],
                                  rest_angle=dihedral_angles(x, quads), membrane=mid)
@@ -253,13 +276,43 @@ def add_membrane(world, mesh: Mesh, *, youngs_modulus: float, thickness: float, 
     return mid
 
 
-def _add_edge_springs(world, gid, edges, x, mass, E, d, gamma, mid) -> None:
-    """Springs on the edges: Eq. (6) with k = sqrt(3)/2 E d (Eq. 7), c = 2 gamma sqrt(k m_eff)."""
+def vertex_masses(lumped: np.ndarray, vertex_mass) -> np.ndarray:
+    """The vertices' masses [kg] from the lumped ones and the ``vertex_mass`` option of
+    ``add_membrane``."""
+    if vertex_mass is None or (isinstance(vertex_mass, str) and vertex_mass == "lumped"):
+        return lumped
+    if isinstance(vertex_mass, str):
+        if vertex_mass == "uniform":
+            return np.full(lumped.size, lumped.sum() / lumped.size)
+        raise InputError(f"membrane: vertex_mass {vertex_mass!r} is not 'lumped', 'uniform', "
+                         "a mass in kg or one mass per vertex")
+    try:
+        given = np.array(vertex_mass, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"membrane: vertex_mass must be 'lumped', 'uniform', a mass in kg or "
+                         f"one mass per vertex (got {vertex_mass!r})") from None
+    if given.ndim == 0:
+        given = np.full(lumped.size, float(given))
+    if given.shape != lumped.shape:
+        raise InputError(f"membrane: vertex_mass has {given.size} values for {lumped.size} "
+                         "vertices (after merging duplicates): give one per vertex, or one value")
+    if not np.all(np.isfinite(given) & (given > 0)):
+        bad = np.flatnonzero(~(np.isfinite(given) & (given > 0)))[:5].tolist()
+        raise InputError(f"membrane: vertex_mass must be finite and > 0 kg (vertices {bad})")
+    return given
+
+
+def _add_edge_springs(world, gid, edges, x, mass, E, d, gamma, coefficient, mid) -> None:
+    """Springs on the edges: Eq. (6) with k = sqrt(3)/2 E d (Eq. 7), c = 2 gamma sqrt(k m_eff)
+    or the given coefficient."""
     from .springs import add_springs  # the bonded-spring table
 
     k = np.sqrt(3.0) / 2.0 * E * d
     ma, mb = mass[edges[:, 0]], mass[edges[:, 1]]
-    damping = 2.0 * gamma * np.sqrt(k * ma * mb / (ma + mb))
+    if coefficient is None:
+        damping = 2.0 * gamma * np.sqrt(k * ma * mb / (ma + mb))
+    else:
+        damping = np.full(edges.shape[0], float(coefficient))
     rest = np.linalg.norm(x[edges[:, 0]] - x[edges[:, 1]], axis=1)
     add_springs(world, gid[edges[:, 0]], gid[edges[:, 1]], stiffness=k, damping=damping,
                 rest_length=rest, membrane=mid)
@@ -340,6 +393,6 @@ def membrane_vertices(world, membrane: int, where=None, indices=None) -> np.ndar
     return gids
 
 
-__all__ = ["add_membrane", "membrane_ranges", "MEMBRANE_RANGES", "set_stress", "stress_at",
+__all__ = ["add_membrane", "membrane_ranges", "vertex_masses", "MEMBRANE_RANGES", "set_stress", "stress_at",
            "stresses_at", "membrane_vertices",
            "create_membrane_tables", "BENDING_CONVENTIONS", "CONTACT_MODELS"]

@@ -124,12 +124,24 @@ class Rebuilder:
                         world.domain.rebuild_anchored_ghosts(t, dep)
                     self.resolve_references(t, dep, built=built)
 
+    def used_tables(self) -> frozenset:
+        """Tables some system declares (reads, writes, accumulates or builds)."""
+        used = set()
+        for s in self.world.systems:
+            for d in (s.reads, s.reads_ghosts, s.writes, s.accumulates, s.accumulates_owned):
+                used.update(d)
+            used.update(s.builds)
+        return frozenset(used)
+
     def resolve_references(self, anchor: Table, table: Table, built: bool = False) -> None:
-        """Row fields of `table`; `built`: its owned rows were just written by their builder."""
+        """Row fields of `table`; `built`: its owned rows were just written by their builder.
+        Only a table some system uses must reach no farther than the ghost width
+        (``ecs_dem.references``): the width is the reach its systems declare."""
         first = table.n_owned if built else 0
         if table.references and first < table.n:
             rows = self.world.domain.anchor_rows(anchor, table)
-            resolve_references(anchor, table, rows, self.world.domain.ghost_width, first)
+            resolve_references(anchor, table, rows, self.world.domain.ghost_width, first,
+                               strict=table.name in self.used_tables())
         self._resolved[table.name] = (table.epoch, anchor.epoch)
 
     def incident_rows(self, name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,11 @@ declared *row field* equal to the local row of its *gid field*:
   beyond this rank's halo; such a row is only useful for its other vertices).
 * a negative gid (an unused slot) gives -1.
 
+The ghost width is the largest reach the systems declare, so only the tables
+some system uses are held to it: the hinges of a membrane run without
+bending may span more than the springs' and the pressure's reach, and their
+rows are then left -1 where the vertex is not here (nothing reads them).
+
 The World resolves them after every rebuild and restart, and whenever the
 anchored table changed structurally (rows appended), so systems read row
 fields as current local indices and never sort gids themselves. A system
@@ -37,11 +42,13 @@ from .jit import kernel
 
 
 def resolve_references(anchor_table, table, anchor_rows: np.ndarray, ghost_range: float,
-                       first: int = 0) -> None:
+                       first: int = 0, strict: bool = True) -> None:
     """Fill the row fields of `table`'s rows from `first` on (owned, then ghost rows); see the
     module docstring.
 
     `anchor_rows`: the anchor's local row of each of the table's rows (owned, then ghost).
+    `strict`: an owned element reaching beyond the ghost width is an error; without it (a
+    table no system uses, whose reach no system declares) the row field is left -1.
     """
     if not table.references or first >= table.n:
         return
@@ -60,7 +67,7 @@ def resolve_references(anchor_table, table, anchor_rows: np.ndarray, ghost_range
         rows[split:] = lookup.nearest_rows(flat[split:], near[split:], position, ghost_range)
         rows[start:][flat[start:] < 0] = -1
         missing = np.flatnonzero((rows[start:split] < 0) & (flat[start:split] >= 0)) + start
-        if missing.size:
+        if missing.size and strict:
             k = int(missing[0])
             raise StateError(
                 f"table '{table.name}': element gid {int(table.gid[k // width])} reaches "

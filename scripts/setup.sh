@@ -136,7 +136,7 @@ case "${1:-}" in
     shift
     rm -rf docs/_build/html docs/_build/doctrees docs/api/_autosummary
     start=$SECONDS
-    "$PY" -m sphinx -E -W --keep-going -q -b html -d docs/_build/doctrees "$@" docs docs/_build/html
+    "$PY" -m sphinx -E -W --keep-going -q -j auto -b html -d docs/_build/doctrees "$@" docs docs/_build/html
     say "documentation built in $((SECONDS - start)) s: $ROOT/docs/_build/html/index.html" ;;
   *) echo "usage: scripts/setup.sh [demo|test|docs] [args...]" >&2; exit 2 ;;
 esac

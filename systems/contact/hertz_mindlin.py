@@ -14,7 +14,7 @@ Conventions (docs/physics.md, Hertz-Mindlin):
   (0.902 for eps = 0.9).
 * Tangential, Eqs. (4.5)-(4.8): F_t = -(2/3) k_t xi - gamma_t v_t with
   k_t = 8 G* sqrt(R* delta), gamma_t = |beta_t| sqrt(M* k_t),
-  beta_t = sqrt(2/3) beta_n, 1/G* = (2-nu_1)/G_1 + (2-nu_2)/G_2.
+  beta_t = sqrt(2/3) beta_n (unless a pair gives its own), 1/G* = (2-nu_1)/G_1 + (2-nu_2)/G_2.
   Each step xi is rotated into the current tangent plane keeping its length,
   then xi += v_t dt. Coulomb test on the elastic part: when
   |(2/3) k_t xi| > mu |F_n| the contact slides, F_t = -mu |F_n| xi_hat and xi
@@ -25,6 +25,8 @@ Conventions (docs/physics.md, Hertz-Mindlin):
 * Contact point at mid-overlap: lever arms r - delta/2.
 * A fixed particle (or a wall) acts as infinitely massive: M* is the other
   particle's mass. A wall without species is rigid (E -> infinity).
+* Per-pair constants: ``HertzMindlinLaw.set_pair(a, b, estar=..., ...)`` replaces
+  the mixed values of a pair (systems.contact.pair_constants).
 
 Units: SI. History: ``tangential_spring`` and ``rolling_spring`` (m), per
 contact (pair rows, particle fields ``wall_tangential_spring`` ... per wall).
@@ -45,6 +47,7 @@ from ecs_dem.table import Field, Halo
 
 from ecs_dem.systems.contact.kinematics import contact_point_velocity, rotated_into_plane
 from ecs_dem.systems.contact.law import BoundLaw, LawFunction
+from ecs_dem.systems.contact.pair_constants import PairTableMixin
 from ecs_dem.systems.contact.time_step import rayleigh_time
 
 HISTORY = (
@@ -63,12 +66,13 @@ def beta_from_restitution(eps):
 
 
 @inline
-def hertz_mindlin_core(g, estar, gstar, beta_n, mu, mu_roll, clamp, ts0, ts1, ts2, rs0, rs1, rs2,
-                       update, dt, rolling):
+def hertz_mindlin_core(g, estar, gstar, beta_n, beta_t, mu, mu_roll, clamp, ts0, ts1, ts2, rs0,
+                       rs1, rs2, update, dt, rolling):
     """One contact (module docstring; geometry and outputs as in systems.contact.law).
 
-    E*, G* [Pa]; beta_n (Eq. 4.4); mu, mu_roll; clamp (1: F_n >= 0); ts, rs
-    the tangential and rolling springs before the step [m]. ``rolling`` is a
+    E*, G* [Pa]; beta_n (Eq. 4.4) and beta_t (their magnitudes are used); mu, mu_roll;
+    clamp (1: F_n >= 0); ts, rs the tangential and rolling springs before the step [m].
+    ``rolling`` is a
     constant at each call site: without it the rolling branch compiles away.
     Returns (F_i (3), T_i (3), T_j (3), F_n, ts (3), rs (3)).
     """
@@ -89,7 +93,7 @@ def hertz_mindlin_core(g, estar, gstar, beta_n, mu, mu_roll, clamp, ts0, ts1, ts
     vty = vy - vn * ny
     vtz = vz - vn * nz
     kt = 8.0 * gstar * sqrt_rd
-    gamma_t = abs(beta_n) * math.sqrt(2.0 / 3.0) * math.sqrt(mstar * kt)
+    gamma_t = abs(beta_t) * math.sqrt(mstar * kt)
     ts0, ts1, ts2 = rotated_into_plane(ts0, ts1, ts2, nx, ny, nz)
     if update:
         ts0 += vtx * dt
@@ -164,24 +168,25 @@ def hertz_mindlin_core(g, estar, gstar, beta_n, mu, mu_roll, clamp, ts0, ts1, ts
 
 @inline
 def hertz_mindlin(g, p, k, h, x, update, dt):
-    """Hertz-Mindlin without rolling resistance: p = (E*, G*, beta_n, mu), k = (clamp,),
-    h = tangential spring (``hertz_mindlin_core``)."""
-    out = hertz_mindlin_core(g, p[0], p[1], p[2], p[3], 0.0, k[0], h[0], h[1], h[2],
+    """Hertz-Mindlin without rolling resistance: p = (E*, G*, beta_n, beta_t, mu),
+    k = (clamp,), h = tangential spring (``hertz_mindlin_core``)."""
+    out = hertz_mindlin_core(g, p[0], p[1], p[2], p[3], p[4], 0.0, k[0], h[0], h[1], h[2],
                              0.0, 0.0, 0.0, update, dt, False)
     return out[:13]
 
 
 @inline
 def hertz_mindlin_rolling(g, p, k, h, x, update, dt):
-    """Hertz-Mindlin with the rolling spring: p = (E*, G*, beta_n, mu, mu_roll), k = (clamp,),
-    h = tangential and rolling springs (``hertz_mindlin_core``)."""
-    return hertz_mindlin_core(g, p[0], p[1], p[2], p[3], p[4], k[0], h[0], h[1], h[2],
+    """Hertz-Mindlin with the rolling spring: p = (E*, G*, beta_n, beta_t, mu, mu_roll),
+    k = (clamp,), h = tangential and rolling springs (``hertz_mindlin_core``)."""
+    return hertz_mindlin_core(g, p[0], p[1], p[2], p[3], p[4], p[5], k[0], h[0], h[1], h[2],
                               h[3], h[4], h[5], update, dt, True)
 
 
-SLIDING = LawFunction(hertz_mindlin, ("estar", "gstar", "beta_n", "mu"), ("clamp",),
+SLIDING = LawFunction(hertz_mindlin, ("estar", "gstar", "beta_n", "beta_t", "mu"), ("clamp",),
                       ("tangential_spring",), (3,))
-ROLLING = LawFunction(hertz_mindlin_rolling, ("estar", "gstar", "beta_n", "mu", "mu_roll"),
+ROLLING = LawFunction(hertz_mindlin_rolling,
+                      ("estar", "gstar", "beta_n", "beta_t", "mu", "mu_roll"),
                       ("clamp",), ("tangential_spring", "rolling_spring"), (3, 3))
 
 
@@ -191,13 +196,16 @@ def _moduli(E, nu):
     return (1.0 - nu * nu) / E, (2.0 - nu) / G
 
 
-def material_pair_table(species_table) -> dict[str, np.ndarray]:
-    """E*, G*, beta_n, mu, mu_roll of every material pair, (M + 1, M + 1) each.
+def material_pair_table(species_table, pairs=None) -> dict[str, np.ndarray]:
+    """E*, G*, beta_n, beta_t, mu, mu_roll of every material pair, (M + 1, M + 1) each.
 
     Two species: E*, G* from the Hertz compliance sums (docs/physics.md);
-    restitution, friction and rolling friction are arithmetic means.
-    Against the rigid material M (a wall without species): the compliance of
-    the particle alone and the particle's own restitution and friction.
+    restitution, friction and rolling friction are arithmetic means;
+    beta_t = sqrt(2/3) beta_n. Against the rigid material M (a wall without
+    species): the compliance of the particle alone and the particle's own
+    restitution and friction. `pairs` (a ``PairConstants``,
+    systems.contact.pair_constants) overrides pair by pair; where it gives
+    beta_n but not beta_t, beta_t = sqrt(2/3) times the given beta_n.
     """
     sp = species_table
     cE, cG = _moduli(sp.youngs_modulus, sp.poisson_ratio)
@@ -218,26 +226,43 @@ def material_pair_table(species_table) -> dict[str, np.ndarray]:
         gstar = 1.0 / (cG[:, None] + cG[None, :])
     restitution = mixed(sp.restitution)
     restitution[-1, -1] = 1.0  # rigid-rigid: never evaluated
-    return dict(estar=estar, gstar=gstar, beta_n=beta_from_restitution(restitution),
-                mu=mixed(sp.friction), mu_roll=mixed(sp.rolling_friction))
+    beta_n = beta_from_restitution(restitution)
+    table = dict(estar=estar, gstar=gstar, beta_n=beta_n, beta_t=beta_n * np.sqrt(2.0 / 3.0),
+                 mu=mixed(sp.friction), mu_roll=mixed(sp.rolling_friction))
+    if not pairs:
+        return table
+    m = sp.n_owned
+    out = pairs.apply(table, m)
+    derived = pairs.given("beta_n", m) & ~pairs.given("beta_t", m)
+    out["beta_t"][derived] = out["beta_n"][derived] * np.sqrt(2.0 / 3.0)
+    return out
 
 
-class HertzMindlinLaw:
+class HertzMindlinLaw(PairTableMixin):
     """Hertz-Mindlin as MercuryDPM defines it (module docstring); per-species parameters.
 
     ``clamp``: forbid attraction (F_n >= 0); default off, as MercuryDPM.
+
+    Per-pair constants (``set_pair(a, b, **constants)``, systems.contact.pair_constants)
+    override the mixing of ``material_pair_table``: ``estar``, ``gstar`` [Pa], ``beta_n``,
+    ``beta_t`` (damping factors: gamma = beta sqrt(M* k), magnitudes), ``mu``, ``mu_roll``.
+    An explicit table must give estar, gstar, beta_n and mu for every pair of species. The
+    time-step check reads the species' own constants (the Rayleigh time), not the pairs'.
     """
 
     name = "hertz_mindlin"
     history = HISTORY
+    PAIR_CONSTANTS = ("estar", "gstar", "beta_n", "beta_t", "mu", "mu_roll")
+    PAIR_REQUIRED = ("estar", "gstar", "beta_n", "mu")
 
     def __init__(self, clamp: bool = False):
         self.clamp = bool(clamp)
+        self.pairs = None
 
     def bind(self, species_table) -> BoundLaw:
         """The law function for these species (the rolling variant only if some mu_r > 0)."""
         self.check_species(species_table)
-        table = material_pair_table(species_table)
+        table = material_pair_table(species_table, self.pairs)
         function = ROLLING if np.any(table["mu_roll"] > 0.0) else SLIDING
         params = np.stack([table[name] for name in function.parameters], axis=-1)
         return BoundLaw(function, params, np.array([1.0 if self.clamp else 0.0]))

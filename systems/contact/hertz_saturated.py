@@ -44,7 +44,7 @@ def hertz_saturated(g, p, k, h, x, update, dt):
     h = () (no history), x = () (no inputs). Returns (F_i (3), T_i (3), T_j (3), F_n) [N, N m, N m, N].
     """
     # normal force: Hertz-Mindlin's own arithmetic (mu = 0: its tangential part is unused)
-    core = hertz_mindlin_core(g, p[0], p[1], p[2], 0.0, 0.0, k[0], 0.0, 0.0, 0.0,
+    core = hertz_mindlin_core(g, p[0], p[1], p[2], p[2], 0.0, 0.0, k[0], 0.0, 0.0, 0.0,
                               0.0, 0.0, 0.0, False, dt, False)
     fn = core[9]
     nx, ny, nz, vx, vy, vz, ai, aj = contact_point_velocity(g)
@@ -81,7 +81,7 @@ class SaturatedHertzLaw(HertzMindlinLaw):
 
     def bind(self, species_table) -> BoundLaw:
         self.check_species(species_table)
-        table = material_pair_table(species_table)
+        table = material_pair_table(species_table, self.pairs)
         if np.any(table["mu_roll"] > 0.0):
             raise InputError("hertz_saturated has no rolling resistance: set rolling_friction = 0 "
                              "for every species, or use HertzMindlinLaw")

@@ -21,7 +21,9 @@ A :class:`BoundLaw` holds a :class:`LawFunction` and two arrays:
 * ``parameters`` (M + 1, M + 1, K) float64: the law's K per-material-pair
   parameters (E*, mu, ...). Materials 0..M-1 are the species rows;
   material M (``rigid_material``) is a rigid body, E -> infinity: a wall
-  without a species. Mixing rules are the law's (documented there).
+  without a species. Mixing rules are the law's (documented there); a law
+  with a pair table (``law.set_pair(a, b, **constants)``,
+  ``systems.contact.pair_constants``) writes the given pairs over them.
 * ``constants`` (C,) float64: parameters common to all contacts (LAMMPS's
   kn, kt, ...; a clamp flag).
 
@@ -78,8 +80,9 @@ one template module; neither copies the other.
 
 A contact system binds its law to the world's species at set-up
 (:class:`LawBinding`) and again whenever a species constant changes (or a
-species is added), at the next step: a friction lowered between two runs
-takes effect, and the time-step check runs again.
+species is added) or the law's pair table changes, at the next step: a
+friction lowered between two runs takes effect, and the time-step check runs
+again.
 """
 from __future__ import annotations
 
@@ -88,6 +91,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecs_dem.components.species import species_version
+from ecs_dem.systems.contact.pair_constants import needed_pairs
 
 #: the arguments every law function receives first, in this order
 GEOMETRY = ("dx", "dy", "dz", "rsq", "delta", "ri", "rj", "rstar", "mstar",
@@ -258,14 +262,23 @@ class LawBinding:
 
     def bind(self, world) -> BoundLaw:
         self.check(world)
+        pairs = getattr(self.law, "pairs", None)
+        if pairs is not None and pairs.explicit:  # the pairs an explicit table must give
+            pairs.needed = needed_pairs(world)
         self.bound = self.law.bind(world.tables.get("species"))
-        self.version = species_version(world)
+        self.version = self._version(world)
         self.on_bind(self.bound)
         return self.bound
 
+    def _version(self, world) -> tuple:
+        """The species' version and the law's pair table (``systems.contact.pair_constants``)
+        with its version."""
+        pairs = getattr(self.law, "pairs", None)
+        return species_version(world), id(pairs), getattr(pairs, "version", 0)
+
     def current(self, world) -> BoundLaw:
-        """The bound law, bound again first if the species changed."""
-        if species_version(world) != self.version:
+        """The bound law, bound again first if the species or the law's pair table changed."""
+        if self._version(world) != self.version:
             self.bind(world)
         return self.bound
 

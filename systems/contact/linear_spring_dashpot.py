@@ -38,6 +38,7 @@ from ecs_dem.jit import inline
 from ecs_dem.table import Field, Halo
 
 from ecs_dem.systems.contact.law import BoundLaw, LawFunction
+from ecs_dem.systems.contact.pair_constants import PairTableMixin
 from ecs_dem.systems.contact.time_step import linear_collision_time
 
 HISTORY = (Field("tangential_spring", np.float64, (3,), Halo.LOCAL, 0.0, "m",
@@ -117,11 +118,35 @@ FUNCTION = LawFunction(hooke_history, (), ("kn", "kt", "gamman", "gammat", "xmu"
                        ("tangential_spring",), (3,))
 
 
-class LinearSpringDashpotLaw:
-    """Parameters of gran/hooke/history (LAMMPS defaults: kt = 2/7 kn, gammat = gamman / 2)."""
+@inline
+def hooke_history_pairs(g, p, k, h, x, update, dt):
+    """``hooke_history`` with its constants per material pair: p = (kn, kt, gamman, gammat,
+    xmu) of the pair, no common constants (the law with a pair table)."""
+    return hooke_history(g, (), p, h, x, update, dt)
+
+
+#: the law with per-pair constants (``LinearSpringDashpotLaw.set_pair``)
+PAIR_FUNCTION = LawFunction(hooke_history_pairs, ("kn", "kt", "gamman", "gammat", "xmu"), (),
+                            ("tangential_spring",), (3,))
+
+
+class LinearSpringDashpotLaw(PairTableMixin):
+    """Parameters of gran/hooke/history (LAMMPS defaults: kt = 2/7 kn, gammat = gamman / 2).
+
+    Per-pair constants (``set_pair(a, b, kn=..., kt=..., gamman=..., gammat=..., mu=...)``,
+    systems.contact.pair_constants; LAMMPS's ``pair_coeff i j``) replace, for that pair,
+    the constants given here, which stay the default of every other pair; gamman and gammat
+    are per unit effective mass (1/s), as here; ``dampflag`` = 0 does not switch off a
+    pair's own gammat. A pair's kt defaults to 2/7 of its kn, its gammat to half its gamman
+    (0 with dampflag = 0). An explicit table must give kn, gamman and mu for every pair of
+    species.
+    """
 
     name = "linear_spring_dashpot"
     history = HISTORY
+    PAIR_CONSTANTS = ("kn", "kt", "gamman", "gammat", "mu")
+    PAIR_REQUIRED = ("kn", "gamman", "mu")
+    PAIR_POSITIVE = ("kn", "kt")
 
     def __init__(self, kn: float, gamman: float, friction: float, kt: float | None = None,
                  gammat: float | None = None, dampflag: int = 1):
@@ -141,14 +166,33 @@ class LinearSpringDashpotLaw:
         gt = float(gammat) if gammat is not None else 0.5 * self.gamman
         self.gammat = gt if dampflag else 0.0
         self.xmu = float(friction)
+        self.dampflag = int(dampflag)
+        self.pairs = None
         if not self.kt > 0:
             raise InputError("linear_spring_dashpot: kt must be > 0")
 
     def bind(self, species_table) -> BoundLaw:
-        """The same constants for every material pair (no per-species parameters)."""
+        """The same constants for every material pair (no per-species parameters); with a
+        pair table, the constants per pair (``PAIR_FUNCTION``)."""
         m = species_table.n_owned + 1 if species_table is not None else 1
-        return BoundLaw(FUNCTION, np.zeros((m, m, 0)),
-                        np.array([self.kn, self.kt, self.gamman, self.gammat, self.xmu]))
+        if not self.pairs:
+            return BoundLaw(FUNCTION, np.zeros((m, m, 0)),
+                            np.array([self.kn, self.kt, self.gamman, self.gammat, self.xmu]))
+        return BoundLaw(PAIR_FUNCTION, self.pair_parameters(m - 1), np.zeros(0))
+
+    def pair_parameters(self, n_species: int) -> np.ndarray:
+        """(M + 1, M + 1, 5): kn, kt, gamman, gammat, xmu of every material pair, the
+        constants of the law where the pair table gives none (class docstring)."""
+        pairs = self.pairs
+        m = n_species + 1
+        names = ("kn", "kt", "gamman", "gammat", "mu")
+        default = (self.kn, self.kt, self.gamman, self.gammat, self.xmu)
+        table = pairs.apply({n: np.full((m, m), v) for n, v in zip(names, default)}, n_species)
+        kn_only = pairs.given("kn", n_species) & ~pairs.given("kt", n_species)
+        table["kt"][kn_only] = 2.0 / 7.0 * table["kn"][kn_only]
+        gn_only = pairs.given("gamman", n_species) & ~pairs.given("gammat", n_species)
+        table["gammat"][gn_only] = 0.5 * self.dampflag * table["gamman"][gn_only]
+        return np.stack([table[n] for n in names], axis=-1)
 
     def collision_time(self, meff: float) -> float:
         """Duration of a head-on collision of effective mass meff (systems.contact.time_step)."""
@@ -162,7 +206,11 @@ class LinearSpringDashpotLaw:
         """
         if mass.size == 0:
             return np.inf, "no particles"
-        tc = self.collision_time(0.5 * float(mass.min()))
+        meff = 0.5 * float(mass.min())
+        tc = self.collision_time(meff)
+        kn = [v["kn"] for v in self.pairs.pairs.values() if "kn" in v] if self.pairs else []
+        if kn:  # the stiffest pair, undamped (damping lengthens the collision)
+            tc = min(tc, linear_collision_time(max(kn), meff, 0.0))
         return tc / 5.0, f"the collision time of the lightest pair is {tc:.4g}; use about t_c/50"
 
     def time_step_limit(self, world) -> tuple[float, str]:

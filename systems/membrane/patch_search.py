@@ -56,13 +56,14 @@ def patch_pair_table(world) -> Table:
 
 
 @kernel
-def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell, dims, start,
-                     members, out_grain, out_tri):
+def patch_candidates(grains, position, radius, vertex_position, tri_rows, use, skin, lo, inv_cell,
+                     dims, start, members, out_grain, out_tri):
     """Candidate (grain, triangle) pairs (module docstring); returns how many there are.
 
     grains: rows of the grains to search, binned in the grid (lo, inv_cell, dims) with
     ``neighbor_kernels.bin_rows`` (start, members: indices into grains); tri_rows (m, 3)
-    vertex rows; use[t] False skips a triangle. Writes up to out_grain.size pairs (indices
+    vertex rows of ``vertex_position`` (a membrane's: the grains' ``position``; a mesh
+    wall's: ``mesh_vertices``); use[t] False skips a triangle. Writes up to out_grain.size pairs (indices
     into grains and triangles); the caller grows the arrays and calls again when the count
     is larger.
     """
@@ -82,8 +83,10 @@ def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell
         c = tri_rows[t, 2]
         empty = False
         for ax in range(3):
-            low = min(position[a, ax], position[b, ax], position[c, ax]) - reach
-            high = max(position[a, ax], position[b, ax], position[c, ax]) + reach
+            low = min(vertex_position[a, ax], vertex_position[b, ax],
+                      vertex_position[c, ax]) - reach
+            high = max(vertex_position[a, ax], vertex_position[b, ax],
+                       vertex_position[c, ax]) + reach
             first[ax] = max(int(np.floor((low - lo[ax]) * inv_cell[ax])), 0)
             last[ax] = min(int(np.floor((high - lo[ax]) * inv_cell[ax])), dims[ax] - 1)
             if first[ax] > last[ax]:
@@ -99,9 +102,9 @@ def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell
                         g = grains[k]
                         qx, qy, qz, wa, wb, wc = closest_point(
                             position[g, 0], position[g, 1], position[g, 2],
-                            position[a, 0], position[a, 1], position[a, 2],
-                            position[b, 0], position[b, 1], position[b, 2],
-                            position[c, 0], position[c, 1], position[c, 2])
+                            vertex_position[a, 0], vertex_position[a, 1], vertex_position[a, 2],
+                            vertex_position[b, 0], vertex_position[b, 1], vertex_position[b, 2],
+                            vertex_position[c, 0], vertex_position[c, 1], vertex_position[c, 2])
                         dx = position[g, 0] - qx
                         dy = position[g, 1] - qy
                         dz = position[g, 2] - qz
@@ -112,6 +115,41 @@ def patch_candidates(grains, position, radius, tri_rows, use, skin, lo, inv_cell
                                 out_tri[count] = t
                             count += 1
     return count
+
+
+def build_triangle_pairs(pairs, identity, grains, position, radius, vertex_position, tri_rows,
+                         use, tri_gid, grain_gid, skin, scratch: ScratchArrays) -> None:
+    """Rebuild a grain-triangle contact table (``patch_pairs``, ``mesh_pairs``): the candidates
+    of ``patch_candidates`` for the owned grain rows `grains`, grouped by grain, then by
+    triangle gid, with their pair ids; per-contact data carried over by (grain gid, triangle
+    gid) (``rebuild_contact_table``). `tri_gid`: the triangles' gids (owned and ghost rows),
+    `grain_gid`: the particles' (owned rows)."""
+    count = 0
+    cap = max(pairs.n_owned + pairs.n_owned // 4, 4 * grains.size + 64)
+    kg = scratch.get("grain", cap, np.int64)
+    kt = scratch.get("tri", cap, np.int64)
+    if grains.size and np.any(use):
+        x = position[grains]
+        lo, inv_cell, dims = nk.cell_grid(x, radius[grains], grains.size, skin)
+        start, members, _ = nk.bin_rows(x, grains.size, lo, inv_cell, dims)
+        while True:
+            count = patch_candidates(grains, position, radius, vertex_position, tri_rows, use,
+                                     skin, lo, inv_cell, dims, start, members, kg, kt)
+            if count <= kg.size:
+                break
+            kg = scratch.get("grain", int(1.2 * count) + 64, np.int64)
+            kt = scratch.get("tri", int(1.2 * count) + 64, np.int64)
+    g_rows = grains[kg[:count]]
+    t_rows = kt[:count]
+    t_gid = tri_gid[t_rows]
+    order = np.lexsort((t_gid, g_rows))  # grouped by grain, then by triangle gid
+    g_rows, t_rows, t_gid = g_rows[order], t_rows[order], t_gid[order]
+    g_gid = grain_gid[g_rows]
+    ids = np.empty(g_rows.size, dtype=np.int64)
+    nk.pair_ids(g_gid, t_gid, ids)
+    values = dict(i=g_rows.astype(np.int32), t=t_rows.astype(np.int32), gid_i=g_gid,
+                  triangle=t_gid, gid=ids)
+    rebuild_contact_table(pairs, identity, "gid_i", "triangle", values, scratch)
 
 
 class PatchSearch(System):
@@ -142,35 +180,10 @@ class PatchSearch(System):
         rows = tri.with_ghosts("rows")
         model = world.membranes.contact_model[tri.with_ghosts("membrane")]
         use = (model == PATCH_MODEL) & np.all(rows >= 0, axis=1)
-        position = p.with_ghosts("position")
-        radius = p.with_ghosts("radius")
-        count = 0
-        cap = max(pairs.n_owned + pairs.n_owned // 4, 4 * grains.size + 64)
-        kg = self._scratch.get("grain", cap, np.int64)
-        kt = self._scratch.get("tri", cap, np.int64)
-        if grains.size and np.any(use):
-            x = position[grains]
-            lo, inv_cell, dims = nk.cell_grid(x, radius[grains], grains.size, world.skin)
-            start, members, _ = nk.bin_rows(x, grains.size, lo, inv_cell, dims)
-            while True:
-                count = patch_candidates(grains, position, radius, rows, use, world.skin, lo,
-                                         inv_cell, dims, start, members, kg, kt)
-                if count <= kg.size:
-                    break
-                kg = self._scratch.get("grain", int(1.2 * count) + 64, np.int64)
-                kt = self._scratch.get("tri", int(1.2 * count) + 64, np.int64)
-        g_rows = grains[kg[:count]]
-        t_rows = kt[:count]
-        tri_gid = tri.with_ghosts("gid")[t_rows]
-        order = np.lexsort((tri_gid, g_rows))  # grouped by grain, then by triangle gid
-        g_rows, t_rows, tri_gid = g_rows[order], t_rows[order], tri_gid[order]
-        grain_gid = p.gid[g_rows]
-        ids = np.empty(g_rows.size, dtype=np.int64)
-        nk.pair_ids(grain_gid, tri_gid, ids)
-        values = dict(i=g_rows.astype(np.int32), t=t_rows.astype(np.int32), gid_i=grain_gid,
-                      triangle=tri_gid, gid=ids)
-        rebuild_contact_table(pairs, IDENTITY, "gid_i", "triangle", values, self._scratch)
+        build_triangle_pairs(pairs, IDENTITY, grains, p.with_ghosts("position"),
+                             p.with_ghosts("radius"), p.with_ghosts("position"), rows, use,
+                             tri.with_ghosts("gid"), p.gid, world.skin, self._scratch)
         self.builds_done += 1
 
 
-__all__ = ["PatchSearch", "patch_pair_table", "patch_candidates"]
+__all__ = ["PatchSearch", "patch_pair_table", "patch_candidates", "build_triangle_pairs"]

@@ -1,1 +1,3 @@
-"""Triangulated (mesh) walls: rigid surfaces from CAD files, and their wear (``wear``)."""
+"""Rigid mesh walls (components.mesh_walls): their contacts with grains (any contact law, the
+Table 1 selection of membrane patches), the candidate search, their prescribed motion, and the
+wear of their surface (``wear``)."""

@@ -17,9 +17,10 @@ from helpers import load_driver
 
 pytestmark = pytest.mark.mpi(min_size=2)
 
-# a short drag: 1,000 steps of settling (the test asserts no settled value), 2,000 of
-# run-in and 4,000 sampled at 1e-6 s
-SHORT = dict(sheet=0.012, settle=0.001, run_in=0.0005, length=0.001, speed=0.25, samples=40)
+# a short drag: 1,000 steps of settling (the test asserts no settled value), 200 of run-in
+# and 1,600 sampled at 1e-6 s (under oversubscription every step waits on its exchanges,
+# so the step count sets this test's time)
+SHORT = dict(sheet=0.012, settle=0.001, run_in=0.0002, length=0.0004, speed=0.25, samples=20)
 
 
 def test_friction_on_ranks_matches_one_rank(monkeypatch):

@@ -103,3 +103,83 @@ def test_a_sheet_that_breaks_down_stops_with_the_error_and_keeps_what_was_writte
     assert "error: table 'membrane_hinges': element" in res.stderr
     assert "Traceback" not in res.stderr
     assert out.stat().st_size > 0
+
+
+def test_a_grid_sheet_clamped_by_a_condition_and_a_file_with_grains_from_a_file(tmp_path):
+    """The MercuryDPM demo's ingredients: a square grid sheet, no walls, clamped where a
+    condition on the coordinates holds and at the vertices a file lists, grains (positions,
+    radii, velocities) from a file."""
+    drop = load_driver("membrane_drop")
+    (tmp_path / "ids.txt").write_text("# two corners of the middle row\n7, 13\n")
+    (tmp_path / "grains.csv").write_text("0.0,0.0,0.01,0.002,0.0,0.0,-0.5\n"
+                                         "0.01,0.01,0.01,0.003,0.1,0.0,0.0  # second\n")
+    cfg = dict(drop.DEFAULTS, sheet="grid", sheet_side=0.06, grid_vertices=5, walls=False,
+               clamp="y < -0.029 or x > 0.029", clamp_file=str(tmp_path / "ids.txt"),
+               grains_file=str(tmp_path / "grains.csv"), snapshot_every=0)
+    world = drop.build_world(cfg)
+    p = world.particles
+    sheet = p.membrane >= 0
+    assert sheet.sum() == 25 and world.membrane_triangles.n_owned == 32
+    x = p.position[sheet]
+    # the mesh keeps the generated order: vertex k at column k % 5, row k // 5
+    k = np.arange(25)
+    want = (k < 5) | (k % 5 == 4) | np.isin(k, [7, 13])
+    np.testing.assert_array_equal(p.fixed[sheet], want)
+    np.testing.assert_allclose(x[:, 0], (k % 5 - 2) * 0.015, atol=1e-15)
+    grains = ~sheet
+    np.testing.assert_allclose(p.radius[grains], [0.002, 0.003])
+    np.testing.assert_allclose(p.velocity[grains], [[0, 0, -0.5], [0.1, 0, 0]])
+    assert "walls" not in world.tables or world.walls.n_owned == 0
+    world.run(50)
+    assert np.all(np.isfinite(p.position))
+
+
+@pytest.mark.parametrize("clamp, message", [
+    ("x < 0 and __import__('os')", "Call|only abs"),
+    ("q > 1", "unknown name 'q'"),
+    ("x +", "not a condition"),
+    ("x * 2", "gives numbers"),
+])
+def test_a_bad_clamp_condition_is_refused_by_name(clamp, message):
+    drop = load_driver("membrane_drop")
+    with pytest.raises(InputError, match=f"config key 'clamp'.*({message})"):
+        drop.build_world(dict(drop.DEFAULTS, clamp=clamp, snapshot_every=0))
+
+
+def test_pair_keys_reach_the_law_and_the_effective_mass_reaches_the_patch_contacts():
+    from ecs_dem.systems.membrane.patch_contacts import PatchContacts
+
+    drop = load_driver("membrane_drop")
+    cfg = dict(drop.DEFAULTS, snapshot_every=0, patch_effective_mass="grain")
+    cfg["pair.grain_membrane.estar"] = "2.5e6"  # as --set gives it
+    drop.check(cfg)
+    assert cfg["pair.grain_membrane.estar"] == 2.5e6
+    world = drop.build_world(cfg)
+    patches = next(s for s in world.systems if isinstance(s, PatchContacts))
+    assert patches.effective_mass == "grain"
+    assert patches.law.pairs.pairs == {(0, 1): {"estar": 2.5e6}}
+    world.setup()
+    assert patches.bound.parameters[0, 1, 0] == 2.5e6
+    with pytest.raises(InputError, match="'pair.grain_grain.mu' takes a number"):
+        drop.check(dict(drop.DEFAULTS, **{"pair.grain_grain.mu": "slippery"}))
+
+
+def test_the_shipped_membrane_demo_configuration_builds_and_runs():
+    """run/configs/membrane_demo.toml: MercuryDPM's MembraneDemo (docs: coming from MercuryDPM);
+    its explicit pair table covers the pairs the contacts meet (no membrane-membrane pair)."""
+    from ecs_dem.config import load_config
+
+    drop = load_driver("membrane_drop")
+    cfg = load_config(drop.DEFAULTS, ["--config", str(REPO / "run" / "configs" /
+                                                       "membrane_demo.toml")])
+    drop.check(cfg)
+    cfg["snapshot_every"] = 0
+    world = drop.build_world(cfg)
+    p = world.particles
+    sheet = p.membrane >= 0
+    assert sheet.sum() == 225 and (~sheet).sum() == 8 and world.dt == 1e-5
+    assert p.fixed[sheet].sum() == 56  # the rim of a 15 x 15 grid
+    np.testing.assert_allclose(p.mass[sheet], 2.8125e-5)
+    assert world.membranes.bending_convention[0] == 1
+    world.run(200)
+    assert np.all(np.isfinite(p.position))

@@ -66,3 +66,30 @@ def test_stress_schedule_ramps_then_holds_and_negative_stress_inflates():
     p = world.particles
     outward = np.einsum("ij,ij->i", p.position, p.force)
     assert np.all(outward > 0)  # sigma < 0: the surface is pushed outward
+
+
+def test_membrane_without_bending_runs_though_its_hinges_reach_farther():
+    """Springs and pressure without bending: the ghost width is the springs' and pressure's
+    reach, shorter than a hinge's span; the hinges no system uses are not held to it (the
+    world runs), while a table a system uses still is (tests/engine/test_references.py)."""
+    from ecs_dem import Box, World
+    from ecs_dem.components.membranes import add_membrane
+    from ecs_dem.components.mesh.generators import icosphere
+    from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+    from ecs_dem.systems.membrane.pressure import MembranePressure
+    from ecs_dem.systems.membrane.springs import SpringForces
+
+    world = World(Box((-0.05,) * 3, (0.05,) * 3), dt=1e-6, skin=1e-4)
+    add_membrane(world, icosphere(0.02, 2), youngs_modulus=1e6, thickness=1e-3, density=1000.0,
+                 stress=-10.0)
+    first, second = velocity_verlet()
+    for s in (first, SpringForces(), MembranePressure(), second):
+        world.add_system(s)
+    hinge_span = 0.0
+    p = world.particles
+    for quad in world.membrane_hinges.vertices:
+        x = p.position[p.rows_of(quad)]
+        hinge_span = max(hinge_span, float(np.linalg.norm(x[1:] - x[0], axis=1).max()))
+    world.run(2)
+    assert hinge_span > world.domain.ghost_width  # the case the check used to refuse
+    assert np.all(np.isfinite(p.position))

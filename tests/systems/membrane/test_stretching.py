@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ecs_dem import Box, StateError, UnstableTimeStepError, World
+from ecs_dem import Box, InputError, StateError, UnstableTimeStepError, World
 from ecs_dem.components.membranes import add_membrane
 from ecs_dem.components.mesh.surface import Mesh
 from ecs_dem.components.particles import add_particles
@@ -102,6 +102,48 @@ def test_builder_gives_eq7_stiffness_damping_ratio_and_lumped_masses():
     np.testing.assert_array_equal(world.membrane_hinges.vertices[0], [0, 3, 1, 2])
     assert world.membrane_hinges.rest_angle[0] == pytest.approx(0.0, abs=1e-15)
 
+
+
+def two_triangles(**options):
+    a = 2e-3
+    h = a * math.sqrt(3) / 2
+    mesh = Mesh([[0, 0, 0], [a, 0, 0], [a / 2, h, 0], [3 * a / 2, h, 0]], [[0, 1, 2], [1, 3, 2]])
+    world = World(Box((-0.01,) * 3, (0.01,) * 3), dt=1e-7)
+    add_membrane(world, mesh, youngs_modulus=2e6, thickness=3e-4, density=1100.0, **options)
+    return world, 2 * 0.5 * a * h * 3e-4 * 1100.0  # the sheet's mass A d rho
+
+
+@pytest.mark.parametrize("option, want", [
+    ("uniform", lambda total: np.full(4, total / 4)),
+    (7e-6, lambda total: np.full(4, 7e-6)),
+    ([1e-6, 2e-6, 3e-6, 4e-6], lambda total: np.array([1e-6, 2e-6, 3e-6, 4e-6])),
+])
+def test_vertex_masses_can_be_uniform_or_given_and_the_damping_ratio_follows_them(option, want):
+    gamma = 0.15
+    world, total = two_triangles(vertex_mass=option, damping_ratio=gamma)
+    p, s = world.particles, world.springs
+    np.testing.assert_allclose(p.mass, want(total), rtol=1e-14)
+    assert world.membranes.mass[0] == pytest.approx(p.mass.sum(), rel=1e-14)
+    m = p.mass[p.rows_of(s.vertices)]
+    meff = m[:, 0] * m[:, 1] / m.sum(axis=1)
+    np.testing.assert_allclose(s.damping, 2 * gamma * np.sqrt(s.stiffness * meff), rtol=1e-14)
+
+
+def test_spring_damping_given_as_a_coefficient():
+    world, _ = two_triangles(spring_damping=0.02)
+    np.testing.assert_array_equal(world.springs.damping, 0.02)
+
+
+@pytest.mark.parametrize("options, words", [
+    (dict(vertex_mass="heavy"), "'heavy' is not 'lumped', 'uniform'"),
+    (dict(vertex_mass=[1e-6, 1e-6]), "2 values for 4 vertices"),
+    (dict(vertex_mass=-1e-6), "finite and > 0 kg"),
+    (dict(spring_damping=-0.1), "spring_damping must be finite and >= 0"),
+    (dict(spring_damping=0.1, damping_ratio=0.2), "not both"),
+])
+def test_bad_membrane_mass_and_damping_options_are_refused(options, words):
+    with pytest.raises(InputError, match=words):
+        two_triangles(**options)
 
 @pytest.mark.parametrize("gamma", [0.0, 0.15, 1.0])
 def test_the_time_step_check_sits_at_the_oscillators_stability_limit(gamma):
