@@ -288,13 +288,22 @@ def _name(t: int, gids) -> str:
     return f"triangle {t}" if gids is None else f"triangle {t} (gid {int(gids[t])})"
 
 
-def wear_depths(positions, triangles, volumes, *, gids=None, rtol: float = RTOL,
+def _vertex(v: int, gids) -> str:
+    return f"vertex {v}" if gids is None else f"vertex gid {int(gids[v])}"
+
+
+def _corners(corners, gids) -> str:
+    return str(corners.tolist()) if gids is None else f"gids {np.asarray(gids)[corners].tolist()}"
+
+
+def wear_depths(positions, triangles, volumes, *, gids=None, vertex_gids=None, rtol: float = RTOL,
                 max_iterations: int = MAX_ITERATIONS,
                 min_area_fraction: float = MIN_AREA_FRACTION) -> WearStep:
     """The vertex depths that remove `volumes` (m^3 per triangle, >= 0) from the mesh
     (`positions` (n, 3) m, `triangles` (m, 3) vertex indices, outward winding): the
     iteration of the module docstring. Nothing is moved (:func:`apply_wear`, or
-    :func:`wear_mesh` for both). `gids` (m,) names triangles in errors.
+    :func:`wear_mesh` for both). `gids` (m,) names triangles in errors, `vertex_gids` (n,)
+    vertices.
 
     Raises :class:`WearInversionError` naming the triangle that would flip or collapse, and
     StateError when the iteration does not converge in `max_iterations` or a vertex with
@@ -321,7 +330,7 @@ def wear_depths(positions, triangles, volumes, *, gids=None, rtol: float = RTOL,
     wearing = target_v > 0
     stuck = np.flatnonzero(wearing & ((dual_area == 0) | ~normal.any(axis=1)))
     if stuck.size:
-        raise StateError(f"wear: vertex {stuck[0]} has volume to remove but no normal (its "
+        raise StateError(f"wear: {_vertex(stuck[0], vertex_gids)} has volume to remove but no normal (its "
                          "triangles' normals cancel or have no area): the mesh folds onto itself "
                          "there; repair it (components.mesh.validation) before wearing it")
     depth[wearing] = target_v[wearing] / dual_area[wearing]
@@ -334,7 +343,7 @@ def wear_depths(positions, triangles, volumes, *, gids=None, rtol: float = RTOL,
                     f"its area would fall below {min_area_fraction:g} of its area")
             deepest = float(depth[tri[bad]].max())
             raise WearInversionError(
-                f"wear: {_name(bad, gids)} (vertices {tri[bad].tolist()}) would invert: {what} "
+                f"wear: {_name(bad, gids)} (vertices {_corners(tri[bad], vertex_gids)}) would invert: {what} "
                 f"when its vertices move up to {deepest:.3g} m into the material: {FIX}")
         prism_volumes(x, tri, normal, depth, removed)
         vertex_shares(tri, removed, depth, share)
@@ -343,7 +352,7 @@ def wear_depths(positions, triangles, volumes, *, gids=None, rtol: float = RTOL,
             return WearStep(depth, normal, volumes, removed, iteration, residual)
         lost = np.flatnonzero(wearing & ~(share > 0))
         if lost.size:
-            raise StateError(f"wear: the triangles around vertex {lost[0]} remove no volume when "
+            raise StateError(f"wear: the triangles around {_vertex(lost[0], vertex_gids)} remove no volume when "
                              f"it moves {depth[lost[0]]:.3g} m along its normal: {FIX}")
         depth[wearing] *= target_v[wearing] / share[wearing]
     raise StateError(f"wear: the vertex depths did not converge in {max_iterations} iterations "
@@ -375,6 +384,7 @@ def wear_mesh(positions, triangles, work, wear_coefficient, factor: float = 1.0,
 
 # ------------------------------------------------------------------------- the system
 
+from ecs_dem.observe import gather_by_gid  # noqa: E402
 from ecs_dem.system import Stage, System  # noqa: E402
 from ecs_dem.table import Field, Halo  # noqa: E402
 
@@ -393,20 +403,35 @@ class MeshWear(System):
     Tables, by name: ``mesh_vertices`` (``position`` (3,) m, and the body-frame copy
     ``x0`` (3,) m if the table has it) and ``mesh_triangles`` (``vertices`` (3,) vertex gids,
     outward winding; ``friction_work`` (J), the frictional work the grains did on the
-    triangle, accumulated by the contact system). Each update turns the work done since the
-    previous one (``friction_work - worn_work``; a ``friction_work`` found below
-    ``worn_work`` was reset, and counts whole) into the volumes factor k W_t, moves the
-    vertices' ``position`` by the depths that match them, and ``x0`` by the same depths
-    along the normals of the body-frame mesh (depths do not depend on the frame). It adds
-    and keeps the records ``mesh_vertices.wear_depth`` (m) and ``mesh_triangles.worn_work``
-    (J) and ``wear_volume`` (m^3). One wear coefficient and factor apply to every mesh wall.
+    triangle, accumulated on its owner by the contact system). Each update turns the work
+    done since the previous one (``friction_work - worn_work``; a ``friction_work`` found
+    below ``worn_work`` was reset, and counts whole) into the volumes factor k W_t and finds
+    the depths that match them. The mesh is worn in the body frame ``x0`` when the table has
+    it (a mesh wall: x = origin + T + R x0, never wrapped across a periodic boundary), else in
+    ``position``; the owned vertices move by the depths along those normals, ``position`` by
+    the same move turned by the wall's rotation R (``mesh_walls.rotation``; the identity
+    without the table). It adds and keeps the records ``mesh_vertices.wear_depth`` (m) and
+    ``mesh_triangles.worn_work`` (J) and ``wear_volume`` (m^3). One wear coefficient and
+    factor apply to every mesh wall.
+
+    Any number of ranks, with the same result on each count. Between updates each rank holds
+    only its own rows (its subdomain's vertices and the triangles anchored there, and their
+    ghosts); an update is collective. It gathers, onto every rank, the worn region: the gids
+    of the vertices of triangles with work to wear (one allgather), the triangles around
+    those vertices with their work (a second), and the body-frame positions of these
+    triangles' vertices from their owners (a third). Every rank then runs the iteration on
+    that region, ordered by gid, so every rank and every rank count computes the same depths
+    bit for bit; each applies them to the vertices and triangles it owns, and the engine
+    copies the new positions to the ghosts. The cost of an update is that of the worn region
+    (messages, memory and the iteration, repeated on every rank), not of the whole mesh: a
+    wear track on a large wall stays cheap; a wall worn all over (a drum lining) is gathered
+    whole on every rank at each update, which is why updates are infrequent.
 
     Runs in the OUTPUT stage, after the step's work is complete: a step's forces never see a
     half-worn mesh. The vertices move by the depth of one update at a time; keep it well
     below the neighbour skin (an acceleration factor and interval that wear more per update
     make the run stop with :class:`WearInversionError` long before that matters for the
-    geometry of a triangle, but not for the skin). One rank only for now: a vertex's normal
-    needs every triangle around it, which a decomposed mesh spreads over ranks.
+    geometry of a triangle, but not for the skin).
     """
 
     stage = Stage.OUTPUT
@@ -429,14 +454,20 @@ class MeshWear(System):
 
     def interaction_range(self, world) -> float:
         """The largest distance from a triangle's first vertex (its anchor) to its others, with
-        5 % to spare for the wear itself: every vertex of an owned triangle must be local."""
+        5 % to spare for the wear itself: the engine keeps every vertex of a triangle within
+        the ghost width of its anchor (the update itself gathers what it needs)."""
         if self.VERTICES not in world.tables or self.TRIANGLES not in world.tables:
             return 0.0
+        walls = world.tables.get("mesh_walls")
+        if walls is not None and walls.has_field("longest_edge"):
+            return 1.05 * float(walls.longest_edge.max()) if walls.n_owned else 0.0
         vertices, triangles = world.tables[self.VERTICES], world.tables[self.TRIANGLES]
-        if triangles.n_owned == 0:
-            return 0.0
         gids = np.ascontiguousarray(triangles.owned("vertices")).reshape(-1)
-        x = vertices.with_ghosts("position")[vertices.lookup().rows(gids)].reshape(-1, 3, 3)
+        rows = vertices.lookup().rows(gids).reshape(-1, 3)
+        rows = rows[(rows >= 0).all(axis=1)]
+        if rows.shape[0] == 0:
+            return 0.0
+        x = vertices.with_ghosts("position")[rows]
         return 1.05 * float(np.linalg.norm(x[:, 1:] - x[:, :1], axis=2).max())
 
     def setup(self, world) -> None:
@@ -444,10 +475,6 @@ class MeshWear(System):
         if missing:
             raise InputError(f"MeshWear wears mesh walls, and this world has no table "
                              f"{' or '.join(missing)}: add a mesh wall before the wear system")
-        if world.comm.size > 1:
-            raise InputError(f"MeshWear runs on one rank for now ({world.comm.size} ranks here): "
-                             "a vertex's normal needs every triangle around it, which a "
-                             "decomposed mesh spreads over ranks; run the wear on one rank")
         vertices, triangles = world.tables[self.VERTICES], world.tables[self.TRIANGLES]
         for table, names in ((vertices, ("position",)), (triangles, ("vertices", "friction_work"))):
             absent = [n for n in names if not table.has_field(n)]
@@ -461,38 +488,76 @@ class MeshWear(System):
 
     def declare(self, world) -> None:
         self.reads = {self.TRIANGLES: ("vertices", "friction_work")}
+        # the engine keeps each owned triangle's vertices local (owned or ghost) for the
+        # tables a system uses; the update itself gathers what it needs
+        self.reads_ghosts = {self.VERTICES: ("position",)}
+        if "mesh_walls" in world.tables and "wall" in world.tables[self.VERTICES].fields:
+            self.reads = {**self.reads, "mesh_walls": ("rotation",), self.VERTICES: ("wall",)}
         self.writes = {self.VERTICES: self.frames + ("wear_depth",),
                        self.TRIANGLES: ("worn_work", "wear_volume")}
 
     def run(self, world) -> None:
         if world.step == 0:
             return
-        vertices, triangles = world.tables[self.VERTICES], world.tables[self.TRIANGLES]
-        m = triangles.n_owned
-        work, worn = triangles.owned("friction_work"), triangles.owned("worn_work")
-        done = np.where(work >= worn, work - worn, work)
-        rows = vertices.lookup().rows(np.ascontiguousarray(triangles.owned("vertices"))
-                                      .reshape(-1), owned_only=True).reshape(m, 3)
-        if np.any(rows < 0):
-            raise StateError(f"step {world.step}: MeshWear: a triangle's vertex is missing from "
-                             f"'{self.VERTICES}' (gids "
-                             f"{triangles.owned('vertices')[(rows < 0).any(axis=1)][0].tolist()})")
-        position = vertices.owned("position")
         try:
-            step = wear_depths(position, rows, removed_volumes(done, self.wear_coefficient,
-                                                               self.factor),
-                               gids=triangles.owned("gid"), rtol=self.rtol,
-                               max_iterations=self.max_iterations,
-                               min_area_fraction=self.min_area_fraction)
+            self._update(world)
         except StateError as exc:
             raise type(exc)(f"step {world.step}: {exc}") from None
-        if "x0" in self.frames:  # the same depths along the body-frame normals
-            body = vertices.owned("x0")
-            normal, area = np.empty_like(body), np.empty(len(body))
-            vertex_normals(body, rows, normal, area)
-            displace(body, normal, step.depth)
-        apply_wear(position, step)
-        vertices.owned("wear_depth")[:] += step.depth
-        triangles.owned("wear_volume")[:] += step.removed
+
+    def _update(self, world) -> None:
+        vertices, triangles = world.tables[self.VERTICES], world.tables[self.TRIANGLES]
+        comm = world.comm
+        work, worn = triangles.owned("friction_work"), triangles.owned("worn_work")
+        done = np.where(work >= worn, work - worn, work)
+        bad = ~(done >= 0) | ~np.isfinite(done)
+        if comm.any(bool(bad.any())):  # every rank stops, naming the first such triangle
+            gid = int(comm.min(int(triangles.owned("gid")[bad].min()) if bad.any()
+                               else np.iinfo(np.int64).max))
+            raise InputError(f"wear: the frictional work of triangle gid {gid} is not finite "
+                             "and >= 0; frictional work is dissipated energy")
+        corners = triangles.owned("vertices")
+        # (1) the vertices that wear: those of triangles with work to wear, from every rank
+        wearing = np.unique(np.concatenate(comm.allgather_object(
+            np.unique(corners[done > 0]) if self.wear_coefficient > 0 else
+            np.zeros(0, dtype=np.int64))))
+        if wearing.size == 0:
+            worn[:] = work
+            self.last = WearStep(np.zeros(0), np.zeros((0, 3)), np.zeros(0), np.zeros(0), 0, 0.0)
+            return
+        # (2) the triangles around them, with their work, ordered by gid
+        ring = np.flatnonzero(np.isin(corners, wearing).any(axis=1))
+        parts = comm.allgather_object((triangles.owned("gid")[ring], corners[ring], done[ring]))
+        tgid, tcorners, twork = (np.concatenate([p[k] for p in parts]) for k in range(3))
+        order = np.argsort(tgid, kind="stable")
+        tgid, tcorners, twork = tgid[order], tcorners[order], twork[order]
+        # (3) their vertices in the wearing frame, from the vertices' owners, ordered by gid
+        frame = self.frames[-1]
+        needed = np.unique(tcorners)
+        vgid, x = gather_by_gid(world, vertices, ("gid", frame),
+                                where=np.isin(vertices.owned("gid"), needed), root=None)
+        if vgid.size != needed.size or np.any(vgid != needed):
+            lost = np.setdiff1d(needed, vgid)[:5].tolist()
+            raise StateError(f"MeshWear: the vertices {lost} of worn triangles are on no rank's "
+                             f"'{self.VERTICES}' table")
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        step = wear_depths(x, np.searchsorted(vgid, tcorners),
+                           removed_volumes(twork, self.wear_coefficient, self.factor),
+                           gids=tgid, vertex_gids=vgid, rtol=self.rtol,
+                           max_iterations=self.max_iterations,
+                           min_area_fraction=self.min_area_fraction)
+        # each rank moves the vertices and records the triangles it owns
+        rows = vertices.lookup().rows(vgid, owned_only=True)
+        mine = np.flatnonzero((rows >= 0) & (step.depth != 0.0))
+        rows = rows[mine]
+        move = step.displacement[mine]
+        if frame == "x0":
+            vertices.owned("x0")[rows] += move
+            if self.reads.get("mesh_walls"):
+                rotation = world.tables["mesh_walls"].rotation
+                move = np.einsum("kij,kj->ki", rotation[vertices.owned("wall")[rows]], move)
+        vertices.owned("position")[rows] += move
+        vertices.owned("wear_depth")[rows] += step.depth[mine]
+        trows = triangles.lookup().rows(tgid, owned_only=True)
+        triangles.owned("wear_volume")[trows[trows >= 0]] += step.removed[trows >= 0]
         worn[:] = work
         self.last = step
