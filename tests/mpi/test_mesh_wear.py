@@ -160,3 +160,23 @@ def test_restart_with_a_worn_mesh_is_bit_for_bit(tmp_path_factory, ranks):
         for gid, values in first.items():
             for name, x, y in zip(fields, values, second[gid]):
                 assert np.array_equal(x, y), (table, gid, name)
+
+
+def test_a_grain_sliding_over_a_mesh_wall_removes_k_f_s_on_several_ranks():
+    """The acceptance of wear (tests/systems/mesh_wall/test_wear.py) with the grain crossing
+    the ranks' boundaries, and the same worn mesh as on one rank."""
+    import importlib.util
+    from pathlib import Path
+
+    import wear_scenarios
+
+    path = Path(__file__).parents[1] / "systems" / "mesh_wall" / "test_wear.py"
+    spec = importlib.util.spec_from_file_location("wear_checks", path)
+    checks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checks)
+    par = wear_scenarios.sliding_grain(default_comm())
+    checks.check_sliding_grain(par)
+    ser = wear_scenarios.sliding_grain(SerialComm())
+    assert np.array_equal(par["vertex_gid"], ser["vertex_gid"])
+    scale = ser["vertex_depth"].max()
+    assert np.max(np.abs(par["vertex_depth"] - ser["vertex_depth"])) <= 1e-9 * scale

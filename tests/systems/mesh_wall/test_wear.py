@@ -373,3 +373,30 @@ def test_mesh_wear_on_a_mesh_wall():
     world.run(1)
     assert np.allclose(world.tables["mesh_vertices"].owned("wear_depth"), FACTOR * K * 3.0,
                        rtol=1e-12)
+
+
+def check_sliding_grain(result):
+    """The acceptance of wear on the result of ``wear_scenarios.sliding_grain``: the volume
+    removed is f k F_t s within 1 % (the tangential spring's loading over the first ~25 um
+    of the 2 cm path and the load's drop where an update wore under the grain make up the
+    difference), F_t is the Coulomb force mu F_n on the Hertz load, and the worn depth
+    follows the track: the volume removed before x grows as f k F_t (x - x_start) to within
+    one edge length's worth, and only vertices within the contact radius plus one edge of
+    the track's line wear, from its start to its end."""
+    import wear_scenarios as w
+
+    assert abs(result["force"][0]) == pytest.approx(w.MU * w.hertz_load(), rel=1e-3)
+    assert result["volume"] == pytest.approx(w.expected_volume(result), rel=1e-2)
+    assert result["volume"] == pytest.approx(w.FACTOR * w.K * result["work"], rel=1e-12)
+    gap, lateral = w.track_errors(result)
+    assert gap < 1.0 and lateral <= 1.0
+    x = result["vertex_position"][result["vertex_depth"] > 0, 0]
+    assert x.min() < w.START[0] + w.EDGE and x.max() > w.START[0] + result["path"] - w.EDGE
+
+
+def test_a_grain_sliding_over_a_mesh_wall_removes_k_f_s_along_its_track():
+    """Through the contact system: a grain held at a constant overlap slides 2 cm over a
+    flat mesh wall (wear_scenarios)."""
+    import wear_scenarios
+
+    check_sliding_grain(wear_scenarios.sliding_grain())
