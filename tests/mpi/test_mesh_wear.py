@@ -7,6 +7,9 @@ triangle gains its own work per step, whatever rank owns it) every rank count gi
 worn vertices to 1e-12 of the depth; with grains sliding on a translating wall (the work from
 the contact system) to the agreement of the forces themselves, 1e-9.
 """
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -14,21 +17,24 @@ from ecs_dem import Box, World
 from ecs_dem.comm import SerialComm, default_comm
 from ecs_dem.components.mesh import Mesh
 from ecs_dem.components.mesh.generators import flat_sheet
-from ecs_dem.components.mesh_walls import Translation, add_mesh_wall
-from ecs_dem.components.particles import add_particles, create_particle_table
+from ecs_dem.components.mesh_walls import add_mesh_wall
+from ecs_dem.components.particles import create_particle_table
 from ecs_dem.components.species import add_species
 from ecs_dem.io.checkpoint import restart, write_checkpoint
 from ecs_dem.system import Stage, System
-from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.contact.pair_forces import ContactForces
-from ecs_dem.systems.integration.gravity import Gravity
-from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
-from ecs_dem.systems.mesh_wall.contacts import MeshWallContacts
 from ecs_dem.systems.mesh_wall.wear import MeshWear
-from ecs_dem.systems.neighbors.search import NeighborSearch
 from mpi_scenarios import gather
 
 pytestmark = pytest.mark.mpi(min_size=2)
+
+
+def _test_module(relative: str):
+    """A test module beside this one's folder, imported for its helpers (no test runs)."""
+    path = Path(__file__).parents[1] / relative
+    spec = importlib.util.spec_from_file_location(f"wear_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 L = 0.03      # m, half the box
 TILT = 0.15   # rad, about x
 K = 1e-9      # m^3/J
@@ -90,31 +96,10 @@ def test_prescribed_wear_across_ranks_matches_one_rank():
 
 
 def sliding_grains(comm, every=50):
-    """Grains dropped on a tilted sheet that translates along x under them, worn every 50
-    steps (the friction work from the contact system)."""
-    rng = np.random.default_rng(5)
-    world = World(Box((-L, -L, -0.02), (L, L, 0.02), periodic=(True, False, False)), dt=2e-6,
-                  skin=2e-4, comm=comm)
-    grain = add_species(world, youngs_modulus=5e6, poisson_ratio=0.3, density=2500.0,
-                        restitution=0.5, friction=0.5)
-    add_mesh_wall(world, flat_sheet(3e-3, width=2 * L - 1e-3, height=2 * L - 4e-3),
-                  rotate=((1.0, 0.0, 0.0), TILT), motion=Translation((0.5, 0.0, 0.0)))
-    n = 80
-    radius = rng.choice([1e-3, 1.5e-3, 2.5e-3], n)
-    xy = rng.uniform(-0.8 * L, 0.8 * L, (n, 2))
-    z = np.tan(TILT) * xy[:, 1] + radius / np.cos(TILT) + rng.uniform(0.0, 3e-4, n)
-    pos = np.column_stack([xy, z])
-    keep = [0]
-    for k in range(1, n):  # no initial overlaps
-        if np.min(np.linalg.norm(pos[keep] - pos[k], axis=1)) > 5.2e-3:
-            keep.append(k)
-    add_particles(world, pos[keep], radius[keep], grain, velocity=np.column_stack(
-        [np.zeros((len(keep), 2)), np.full(len(keep), -0.5)]))
-    law = HertzMindlinLaw()
-    first, second = velocity_verlet()
-    for s in (first, NeighborSearch(), Gravity((0, 0, -9.81)), ContactForces(law),
-              MeshWallContacts(law), second, MeshWear(1e-7, factor=10.0, every=every)):
-        world.add_system(s)
+    """The grains of test_mesh_walls dropped on its tilted sheet, which translates along x
+    under them, worn every 50 steps (the friction work from the contact system)."""
+    world = _test_module("mpi/test_mesh_walls.py").grains_on_a_mesh_wall(comm)
+    world.add_system(MeshWear(1e-7, factor=10.0, every=every))
     return world
 
 
@@ -165,15 +150,9 @@ def test_restart_with_a_worn_mesh_is_bit_for_bit(tmp_path_factory, ranks):
 def test_a_grain_sliding_over_a_mesh_wall_removes_k_f_s_on_several_ranks():
     """The acceptance of wear (tests/systems/mesh_wall/test_wear.py) with the grain crossing
     the ranks' boundaries, and the same worn mesh as on one rank."""
-    import importlib.util
-    from pathlib import Path
-
     import wear_scenarios
 
-    path = Path(__file__).parents[1] / "systems" / "mesh_wall" / "test_wear.py"
-    spec = importlib.util.spec_from_file_location("wear_checks", path)
-    checks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(checks)
+    checks = _test_module("systems/mesh_wall/test_wear.py")
     par = wear_scenarios.sliding_grain(default_comm())
     checks.check_sliding_grain(par)
     ser = wear_scenarios.sliding_grain(SerialComm())
