@@ -284,9 +284,30 @@ def lammps(args) -> list[Row]:
     return [Row(case, ref, measured, expected, "every printed digit", measured == expected, cmd)]
 
 
+def wear(args) -> list[Row]:
+    """A grain held at constant overlap slides 2 cm over a flat mesh wall, worn through the
+    contact system (tests/wear_scenarios.py, the tests' settings)."""
+    w = test_module("wear_scenarios.py")
+    path = "tests/systems/mesh_wall/test_wear.py"
+    cmd = pytest_cmd(path, "grain_sliding")
+    result = w.sliding_grain()
+    gap, lateral = w.track_errors(result)
+    return [
+        rel_row("Wear, grain sliding over a mesh wall: removed volume",
+                "analytic: Reye-Archard, V = f k F_t s", result["volume"] * 1e9,
+                w.expected_volume(result) * 1e9, 1e-2, cmd, unit=" mm^3"),
+        rel_row("Wear, grain sliding over a mesh wall: F_t", "analytic: mu F_n, Hertz load",
+                abs(float(result["force"][0])), w.MU * w.hertz_load(), 1e-3, cmd, unit=" N"),
+        Row("Wear, grain sliding over a mesh wall: depth along the track",
+            "analytic: volume before x = f k F_t (x - x_0)",
+            f"worst gap {gap:.2f} edge, worn vertices within {lateral:.2f} (a + edge)",
+            "gap < 1 edge; within 1 (a + edge)", "threshold", gap < 1.0 and lateral <= 1.0, cmd),
+    ]
+
+
 CASES = {"hertz": hertz, "springs": springs, "hinges": hinges, "sphere": sphere, "drum": drum,
          "table1": table1, "friction": friction, "triaxial": triaxial, "mcdem": mcdem,
-         "lammps": lammps}
+         "lammps": lammps, "wear": wear}
 
 
 # ------------------------------------------------------------------- output

@@ -8,6 +8,9 @@
 The file kind is told by its groups: /snapshots (output) or /tables
 (checkpoint). The format follows --out's extension (or --format); STL is
 binary unless --ascii. Coordinates are written in metres.
+
+From Python, ``export_arrays(vertices, triangles, out)`` writes any surface held in
+arrays (a worn mesh wall, say) the same way.
 """
 from __future__ import annotations
 
@@ -16,9 +19,31 @@ import sys
 from pathlib import Path
 
 import h5py
+import numpy as np
 
 from ecs_dem import InputError
+from ecs_dem.components.mesh import Mesh
 from ecs_dem.components.mesh.io import surface_from_checkpoint, surface_from_snapshot, write_mesh
+
+
+def export_arrays(vertices, triangles, out, *, file_format: str | None = None,
+                  binary: bool = True) -> Mesh:
+    """Write the surface of `vertices` (n, 3) m and `triangles` (m, 3) vertex indices to `out`
+    (STL, OBJ or any meshio format, as the command line does) and return it as a Mesh.
+
+    For surfaces held in arrays rather than in a run's file: a mesh wall after
+    ``systems.mesh_wall.wear`` moved its vertices, a generated mesh. Vertices no triangle
+    uses are written too (STL keeps only the triangles)."""
+    mesh = Mesh(vertices, triangles)
+    if not np.all(np.isfinite(mesh.vertices)):
+        bad = int(np.flatnonzero(~np.isfinite(mesh.vertices).all(axis=1))[0])
+        raise InputError(f"export: vertex {bad} has a non-finite position {mesh.vertices[bad]}")
+    t = mesh.triangles
+    if t.size and (t.min() < 0 or t.max() >= len(mesh.vertices)):
+        raise InputError(f"export: triangle vertex indices must lie in [0, {len(mesh.vertices)}) "
+                         f"(the rows of vertices), got [{t.min()}, {t.max()}]")
+    write_mesh(out, mesh, file_format=file_format, binary=binary)
+    return mesh
 
 
 def _step(text: str):

@@ -9,7 +9,10 @@ Every ``every`` steps it records, summed over ranks:
 without an area), ``wall_displacement`` (n_walls,) m along the wall normal
 since it was added (positive into the sample), and ``strain`` (3,): for each
 axis bounded by two opposing walls, (L0 - L) / L0 with L their distance
-(compressive positive; 0 where an axis has no such pair). Values
+(compressive positive; 0 where an axis has no such pair); with mesh walls,
+``mesh_wall_force`` (n_mesh_walls, 3) N and ``mesh_wall_torque`` (n_mesh_walls, 3)
+N m, the grains' force on each wall and its torque about the wall's reference point,
+``mesh_wall_reference`` (n_mesh_walls, 3) m (drum torque, power draw). Values
 go to the system's ``records`` (a list of dicts), to an Hdf5Output if given, and
 optionally to the terminal.
 
@@ -92,6 +95,8 @@ class Diagnostics(System):
     def declare(self, world) -> None:
         if "walls" in world.tables:
             self.reads = dict(self.reads, walls=("point", "initial_point", "normal", "force", "area"))
+        if "mesh_walls" in world.tables:
+            self.reads = dict(self.reads, mesh_walls=("force", "torque", "reference"))
 
     def run(self, world) -> None:
         p = world.particles
@@ -106,6 +111,10 @@ class Diagnostics(System):
         }
         if "walls" in world.tables and world.walls.n_owned:
             rec.update(wall_measures(world.walls))
+        if "mesh_walls" in world.tables and world.mesh_walls.n_owned:
+            walls = world.mesh_walls
+            rec.update(mesh_wall_force=walls.force.copy(), mesh_wall_torque=walls.torque.copy(),
+                       mesh_wall_reference=walls.reference.copy())
         self.records.append({"step": world.step, "time": world.time, **rec})
         if self.output is not None:
             self.output.append(world.step, world.time, rec)  # collective: every rank calls it

@@ -9,6 +9,8 @@ Layout (docs/getting-started/output.md shows how to read it)::
         <connectivity>         e.g. ``triangles`` (m, 3): elements given by the gids
                                of their vertices, stored as rows of this snapshot's
                                datasets (resolved when written, on any rank count)
+        <subgroup>/            another table's rows of the same step, laid out alike
+                               (``mesh_walls/``: the mesh walls' vertices and triangles)
     /timeseries/<name>         datasets that grow by one row per record;
                                /timeseries/step and /timeseries/time index them
 
@@ -118,8 +120,10 @@ class Hdf5Output:
             for k in sorted(f["snapshots"]):
                 if int(k) <= step:
                     g = f["snapshots"][k]
-                    keep.append((int(k), float(g.attrs["time"]), f"/snapshots/{k}",
-                                 {n: (d.shape, d.dtype) for n, d in g.items()}))
+                    fields = {}
+                    g.visititems(lambda n, d: fields.__setitem__(n, (d.shape, d.dtype))
+                                 if hasattr(d, "shape") else None)
+                    keep.append((int(k), float(g.attrs["time"]), f"/snapshots/{k}", fields))
             ts = f["timeseries"]
             rows = int((ts["step"][:] <= step).sum()) if "step" in ts else 0
             meta = (later, keep, rows)
@@ -155,7 +159,7 @@ class Hdf5Output:
             d[...] = values
 
     def write_snapshot(self, step: int, time: float, table, fields, connectivity=None,
-                       element_data=None) -> None:
+                       element_data=None, subgroup: str | None = None) -> None:
         """Owned rows of `fields` of `table` from every rank (collective: all ranks call it).
 
         `connectivity` maps dataset names to (m, k) arrays of gids of `table`'s
@@ -164,8 +168,13 @@ class Hdf5Output:
         `element_data` maps further dataset names to per-element arrays in the
         same order (e.g. ``triangle_membrane``); ParaView shows a
         ``triangle_<name>`` dataset as a cell attribute of the triangles.
+        `subgroup`: write into ``/snapshots/<step>/<subgroup>/`` instead, beside the
+        particles of the same step (a second table with its own rows: the mesh walls'
+        vertices); a subgroup with ``position`` and ``triangles`` becomes a surface of
+        its own in the XDMF sidecar.
         """
-        group = f"snapshots/{step:09d}"
+        group = f"snapshots/{step:09d}" + (f"/{subgroup}" if subgroup else "")
+        prefix = f"{subgroup}/" if subgroup else ""
         meta = {}
         ensure_space(self.path, sum(table.owned(name).nbytes for name in fields)
                      + sum(np.asarray(a).nbytes for a in (connectivity or {}).values())
@@ -182,13 +191,18 @@ class Hdf5Output:
             data = np.ascontiguousarray(data)
             _, total = self.shared.write_rows(group, name, data)
             meta[name] = ((total, *data.shape[1:]), data.dtype)
+        top = f"snapshots/{step:09d}"
         if self.shared.writes_metadata:
-            g = self.shared.file[group]
+            g = self.shared.file[top]
             g.attrs["step"] = step
             g.attrs["time"] = time
         self.shared.flush()
-        self._snapshots.append((step, time, "/" + group, meta))
-        if self.comm.rank == 0 and "position" in meta:
+        meta = {prefix + name: value for name, value in meta.items()}
+        if self._snapshots and self._snapshots[-1][0] == step:  # a second table, same step
+            self._snapshots[-1][3].update(meta)
+        else:
+            self._snapshots.append((step, time, "/" + top, meta))
+        if self.comm.rank == 0 and prefix + "position" in meta:
             write_xdmf(self.xdmf_path, self.path, self.snapshots)
 
     def _file_rows(self, table, gids: np.ndarray, offset: int, name: str) -> np.ndarray:

@@ -4,8 +4,12 @@ One temporal collection "particles" (Polyvertex: one point per particle, with
 every written field as a point attribute) and, when snapshots hold a
 ``triangles`` dataset (rows of vertex indices into that snapshot's
 ``position``), a temporal collection "membrane" of triangles on the same
-points, with each ``triangle_<name>`` dataset as a cell attribute ``<name>``. The HDF5 file is referred to by its base name, so the two files can
-be moved together. Open the ``.xdmf`` file in ParaView with the
+points, with each ``triangle_<name>`` dataset as a cell attribute ``<name>``. A
+snapshot subgroup ``<name>/`` with its own ``position`` and ``triangles`` (the
+mesh walls' vertices and triangles) becomes a temporal collection ``<name>``
+of triangles on its own points, with its point datasets as point attributes
+and its ``triangle_<name>`` datasets as cell attributes. The HDF5 file is
+referred to by its base name, so the two files can be moved together. Open the ``.xdmf`` file in ParaView with the
 "Xdmf3ReaderS" (or "XDMF Reader") and render points as spheres scaled by
 ``radius``.
 """
@@ -26,6 +30,33 @@ def _item(h5name: str, path: str, shape, dtype) -> str:
             f'Format="HDF">{escape(h5name)}:{escape(path)}</DataItem>')
 
 
+def _surface_grid(h5name: str, name: str, time: float, group: str, fields: dict) -> str:
+    """A triangle grid on its own points (a snapshot's subgroup): every other dataset with one
+    row per point is a point attribute, every ``triangle_<name>`` with one per triangle a
+    cell attribute ``<name>``."""
+    n = fields["position"][0][0]
+    tshape, tdtype = fields["triangles"]
+    parts = [f'<Grid Name="{name}" GridType="Uniform">', f'<Time Value="{time!r}"/>',
+             f'<Topology TopologyType="Triangle" NumberOfElements="{tshape[0]}">',
+             _item(h5name, f"{group}/triangles", tshape, tdtype), "</Topology>",
+             '<Geometry GeometryType="XYZ">', _item(h5name, f"{group}/position", *fields["position"]),
+             "</Geometry>"]
+    for key, (shape, dtype) in fields.items():
+        cell = key.startswith("triangle_")
+        rows = tshape[0] if cell else n
+        if key in ("position", "triangles") or not shape or shape[0] != rows:
+            continue
+        if len(shape) > 2 or (len(shape) == 2 and shape[1] != 3):
+            continue  # ParaView attributes are scalars or 3-vectors
+        kind = "Vector" if len(shape) == 2 else "Scalar"
+        label = key[len("triangle_"):] if cell else key
+        parts.append(f'<Attribute Name="{escape(label)}" AttributeType="{kind}" '
+                     f'Center="{"Cell" if cell else "Node"}">'
+                     + _item(h5name, f"{group}/{key}", shape, dtype) + "</Attribute>")
+    parts.append("</Grid>")
+    return "\n".join(parts)
+
+
 def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
     """Write the sidecar for `snapshots`: [(step, time, group path, {field: (shape, dtype)})].
 
@@ -33,14 +64,22 @@ def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
     """
     h5name = os.path.basename(str(h5_path))
     particle_grids, membrane_grids = [], []
+    surfaces: dict[str, list[str]] = {}
     for step, time, group, fields in snapshots:
+        for sub in sorted({n.split("/")[0] for n in fields if "/" in n}):
+            inner = {n[len(sub) + 1:]: v for n, v in fields.items() if n.startswith(sub + "/")}
+            if "position" in inner and "triangles" in inner:
+                surfaces.setdefault(sub, []).append(
+                    _surface_grid(h5name, f"{sub}_{step:09d}", time, f"{group}/{sub}", inner))
+        if "position" not in fields:
+            continue
         n = fields["position"][0][0]
         parts = [f'<Grid Name="step_{step:09d}" GridType="Uniform">', f'<Time Value="{time!r}"/>',
                  f'<Topology TopologyType="Polyvertex" NumberOfElements="{n}" NodesPerElement="1"/>',
                  '<Geometry GeometryType="XYZ">',
                  _item(h5name, f"{group}/position", *fields["position"]), "</Geometry>"]
         for name, (shape, dtype) in fields.items():
-            if name in ("position", "triangles") or name.startswith("triangle_"):
+            if name in ("position", "triangles") or name.startswith("triangle_") or "/" in name:
                 continue
             kind = "Vector" if len(shape) == 2 and shape[1] == 3 else "Scalar"
             if len(shape) > 2 or (len(shape) == 2 and shape[1] != 3):
@@ -68,6 +107,9 @@ def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
     if membrane_grids:
         body += ['<Grid Name="membrane" GridType="Collection" CollectionType="Temporal">',
                  *membrane_grids, "</Grid>"]
+    for sub, grids in surfaces.items():
+        body += [f'<Grid Name="{escape(sub)}" GridType="Collection" CollectionType="Temporal">',
+                 *grids, "</Grid>"]
     body += ["</Domain>", "</Xdmf>", ""]
     xdmf_path = Path(xdmf_path)
     tmp = xdmf_path.with_name(xdmf_path.name + ".tmp")
