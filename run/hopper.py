@@ -89,7 +89,7 @@ DEFAULTS = {
     "density": 2500.0,              # kg/m^3
     "restitution": 0.5,
     "friction": 0.5,                # grains and hopper (one material)
-    "rolling_friction": 0.0,
+    "rolling_friction": 0.1,        # stands in for the grains' departure from spheres
     "gravity": 9.81,                # m/s^2, along -z
     "settle_time": 0.3,             # s on the closed orifice
     "discharge_time": 1.0,          # s at most per diameter
