@@ -65,15 +65,9 @@ from ecs_dem.driver import run_driver, write_csv
 from ecs_dem.errors import ConfigValueError, InputError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
+from ecs_dem.run.rotating_drum import add_grain_systems, number_list
 from ecs_dem.runner import run_or_stop
-from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.contact.time_step import rayleigh_time
-from ecs_dem.systems.integration.gravity import Gravity
-from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
-from ecs_dem.systems.mesh_wall.contacts import MeshWallContacts
-from ecs_dem.systems.neighbors.search import NeighborSearch
-from ecs_dem.systems.walls.contacts import WallContacts
 
 DEFAULTS = {
     "diameters": "0.015,0.0195,0.024",  # m, orifice diameters, comma-separated
@@ -258,15 +252,7 @@ def build_world(cfg: dict, diameter: float, position, radius, velocity=None,
     if closed:
         add_wall(world, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), species=grain)
     add_particles(world, position, radius, grain, velocity=velocity)
-    law = HertzMindlinLaw()
-    first, second = velocity_verlet()
-    world.add_system(first)
-    world.add_system(NeighborSearch())
-    world.add_system(Gravity((0.0, 0.0, -cfg["gravity"])))
-    world.add_system(ContactForces(law))
-    world.add_system(WallContacts(law))
-    world.add_system(MeshWallContacts(law))
-    world.add_system(second)
+    add_grain_systems(world, cfg["gravity"], planar_walls=True)
     return world
 
 
@@ -348,14 +334,8 @@ def beverloo_fit(diameters, flows, rho_b: float, g: float, d: float) -> tuple[fl
 # ---------------------------------------------------------------------------- driver
 
 def diameters_of(cfg: dict) -> list[float]:
-    try:
-        values = [float(s) for s in str(cfg["diameters"]).split(",") if s.strip()]
-    except ValueError:
-        values = []
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise ConfigValueError(f"config key 'diameters' = {cfg['diameters']!r}: give orifice "
-                               "diameters in m, comma-separated, such as 0.015,0.02,0.025")
-    return values
+    return number_list(cfg, "diameters", lambda v: v > 0,
+                       "orifice diameters in m, comma-separated, such as 0.015,0.02,0.025")
 
 
 def check(cfg: dict) -> None:

@@ -71,6 +71,7 @@ from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from ecs_dem.systems.mesh_wall.contacts import MeshWallContacts
 from ecs_dem.systems.neighbors.search import NeighborSearch
+from ecs_dem.systems.walls.contacts import WallContacts
 
 DEFAULTS = {
     "stl": "",                      # drum surface file; "": generate <output>/drum.stl
@@ -257,15 +258,23 @@ def build_world(cfg: dict, position, radius, velocity=None, rate: float = 0.0,
                              "turns its unit into metres)") from None
         raise
     add_particles(world, position, radius, grain, velocity=velocity)
+    add_grain_systems(world, cfg["gravity"])
+    return world
+
+
+def add_grain_systems(world, gravity: float, planar_walls: bool = False) -> None:
+    """The time step of grains under gravity (-z) among mesh walls (and planar walls): one
+    Hertz-Mindlin law for every contact."""
     law = HertzMindlinLaw()
     first, second = velocity_verlet()
     world.add_system(first)
     world.add_system(NeighborSearch())
-    world.add_system(Gravity((0.0, 0.0, -cfg["gravity"])))
+    world.add_system(Gravity((0.0, 0.0, -gravity)))
     world.add_system(ContactForces(law))
+    if planar_walls:
+        world.add_system(WallContacts(law))
     world.add_system(MeshWallContacts(law))
     world.add_system(second)
-    return world
 
 
 # ---------------------------------------------------------------------------- measures
@@ -350,15 +359,21 @@ KEYS = ("speed", "rpm", "froude", "angle", "angle_sd", "torque", "torque_sd", "p
         "gravity_torque", "x_cm", "mass")
 
 
-def speeds_of(cfg: dict) -> list[float]:
+def number_list(cfg: dict, key: str, accept, wanted: str) -> list[float]:
+    """The comma-separated numbers of config key `key`, each of which `accept` must take;
+    else a ConfigValueError asking for `wanted`."""
     try:
-        speeds = [float(s) for s in str(cfg["speeds"]).split(",") if s.strip()]
+        values = [float(v) for v in str(cfg[key]).split(",") if v.strip()]
     except ValueError:
-        speeds = []
-    if not speeds or not all(math.isfinite(s) and s != 0 for s in speeds):
-        raise ConfigValueError(f"config key 'speeds' = {cfg['speeds']!r}: give non-zero "
-                               "rotation speeds in rad/s, comma-separated, such as 1,2,4")
-    return speeds
+        values = []
+    if not values or not all(math.isfinite(v) and accept(v) for v in values):
+        raise ConfigValueError(f"config key '{key}' = {cfg[key]!r}: give {wanted}")
+    return values
+
+
+def speeds_of(cfg: dict) -> list[float]:
+    return number_list(cfg, "speeds", lambda v: v != 0,
+                       "non-zero rotation speeds in rad/s, comma-separated, such as 1,2,4")
 
 
 def check(cfg: dict) -> None:
