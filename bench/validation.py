@@ -305,9 +305,53 @@ def wear(args) -> list[Row]:
     ]
 
 
+def meshwall(args) -> list[Row]:
+    """Mesh walls: a sphere on a tilted STL plane; the hopper's Beverloo fit; the drum's torque."""
+    import numpy as np
+
+    from ecs_dem import declaration_guard
+    from ecs_dem.run import hopper, rotating_drum
+
+    declaration_guard.DEFAULT = False
+    t = test_module("systems/mesh_wall/test_mesh_wall_contacts.py")
+    worst = 0.0
+    with tempfile.TemporaryDirectory(prefix="validation_meshwall_") as tmp:
+        for motion in ("fixed", "translation", "rotation"):
+            world, _, expected = t.pressed_into_tilted_plane(Path(tmp), motion)
+            worst = max(worst, float(np.linalg.norm(world.particles.force[0] - expected)
+                                     / np.linalg.norm(expected)))
+    rows = [Row("Sphere on a tilted STL plane (fixed, translating, rotating): force",
+                "analytic: Hertz-Mindlin on a rigid plane, k delta - gamma v_n",
+                f"largest rel. error {worst:.1e}", "0", "rel 1e-9", worst <= 1e-9,
+                pytest_cmd("tests/systems/mesh_wall/test_mesh_wall_contacts.py", "tilted"))]
+    cfg = dict(hopper.DEFAULTS)
+    bed = hopper.settle(cfg)
+    diameters = hopper.diameters_of(cfg)
+    rho_b = hopper.bulk_density(cfg, min(diameters), bed[0], bed[1])
+    flows = [hopper.discharge(cfg, bed, D)["flow"] for D in diameters]
+    c, k = hopper.beverloo_fit(diameters, flows, rho_b, cfg["gravity"],
+                               hopper.mean_diameter(cfg))
+    where = ", ".join(f"{D * 1e3:.3g}" for D in diameters)
+    for name, value, lo, hi in (("C", c, 0.55, 0.65), ("k", k, 1.3, 2.9)):
+        rows.append(Row(f"Hopper, Beverloo's {name} (D = {where} mm, 2000 grains)",
+                        "paper: Beverloo et al. 1961; Nedderman 1992", f"{value:.3f}",
+                        f"{lo}-{hi}", "in the range", lo <= value <= hi,
+                        "python run/hopper.py"))
+    dcfg = dict(rotating_drum.DEFAULTS, particles=250, settle_time=0.15, spin_up=0.25,
+                sample_time=0.25, samples=8, lifters=4)
+    r = rotating_drum.run_speed(dcfg, rotating_drum.settle(dcfg), 3.0)
+    rows.append(rel_row("Rotating drum (3 rad/s): drive torque",
+                        "analytic: torque of gravity on the lifted bed, -M g x_cm",
+                        r["torque"] * 1e3, r["gravity_torque"] * 1e3, 0.15,
+                        pytest_cmd("tests/run/test_rotating_drum.py", "balances"),
+                        fmt="{:.4g}", unit=" mN m"))
+    return rows
+
+
 CASES = {"hertz": hertz, "springs": springs, "hinges": hinges, "sphere": sphere, "drum": drum,
          "table1": table1, "friction": friction, "triaxial": triaxial, "mcdem": mcdem,
-         "lammps": lammps, "wear": wear}
+         "lammps": lammps, "wear": wear, "meshwall": meshwall}
+
 
 
 # ------------------------------------------------------------------- output

@@ -21,6 +21,8 @@ The drivers::
     membrane_drop    grains dropped onto a clamped membrane
     friction         a grain dragged over a membrane (Goetz & Poeschel Sect. 3.2)
     compression      cyclic compression with MC-DEM (Brodu et al. 2015)
+    rotating_drum    an STL drum with lifters: angle of repose and torque against speed
+    hopper           discharge through conical STL hoppers, Beverloo's law
     triaxial         the triaxial test (Goetz & Poeschel Sect. 3.1): driver, control,
                      preparation, report
     export_surface   a membrane surface from an output or checkpoint file to STL, OBJ, ...

@@ -155,3 +155,31 @@ def test_triaxial(tmp_path):
     for model in ("patch", "particle"):
         assert (tmp_path / f"small_{model}_seed1.csv").exists()
     assert (tmp_path / "small.png").exists()
+
+
+# ---------------------------------------------------------------------------- mesh wall
+MESH_WALL_STABLE = ("mesh wall (short settings)", "walls:", "time (s)")
+
+
+def check_mesh_wall(lines: list[str]) -> None:
+    assert starting(lines, *MESH_WALL_STABLE) == starting(committed("mesh_wall"),
+                                                          *MESH_WALL_STABLE)
+    table = [line.split() for line in lines if re.match(r"\s+[0-9.]+\s+\d+\s+\d+\s+[0-9.-]+$",
+                                                        line)]
+    (weight_line,) = starting(lines, "grains ")
+    grains, weight = int(number(weight_line, "grains")), number(weight_line, "weight")
+    # every grain passes the funnel and stays in the cup
+    assert int(table[-1][1]) == 0 and int(table[-1][2]) == grains
+    (walls_line,) = starting(lines, "funnel carries")
+    # at the end the cup carries the pile's weight, the empty funnel nothing
+    assert number(walls_line, "cup") == pytest.approx(weight, rel=0.02)
+    assert abs(number(walls_line, "funnel carries")) < 1e-3 * weight
+    # the pile turns with the cup
+    (turn_line,) = starting(lines, "pile turns")
+    assert number(turn_line, "pile turns at") == pytest.approx(number(turn_line, "the cup at"),
+                                                               rel=0.03)
+
+
+def test_mesh_wall(tmp_path):
+    check_mesh_wall(run("mesh_wall.py", "--output", str(tmp_path)))
+    assert (tmp_path / "funnel.stl").stat().st_size > 0

@@ -51,8 +51,10 @@ def run_setup(world, *systems):
     return world
 
 
-@pytest.mark.parametrize("motion", ["fixed", "translation", "rotation"])
-def test_sphere_pressed_into_a_tilted_stl_plane_feels_the_rigid_plane_force(tmp_path, motion):
+def pressed_into_tilted_plane(tmp_path, motion):
+    """A sphere pressed into a tilted STL plane that is fixed, translating or rotating, at
+    a foot point inside a triangle: (the world after set-up, the foot point, the analytic
+    force k delta - gamma v_n along the plane's normal)."""
     rot = axis_angle_matrix(np.array(TILT[0]) / np.linalg.norm(TILT[0]), TILT[1])
     n = rot @ np.array([0.0, 0.0, 1.0])
     shift = np.array([0.002, -0.001, 0.003])
@@ -77,8 +79,13 @@ def test_sphere_pressed_into_a_tilted_stl_plane_feels_the_rigid_plane_force(tmp_
     law = HertzMindlinLaw()
     run_setup(world, MeshWallContacts(law))
     p = world.particles
-    mass = float(p.mass[0])
-    expected = normal_force(delta, vn, mass) * n
+    return world, foot, normal_force(delta, vn, float(p.mass[0])) * n
+
+
+@pytest.mark.parametrize("motion", ["fixed", "translation", "rotation"])
+def test_sphere_pressed_into_a_tilted_stl_plane_feels_the_rigid_plane_force(tmp_path, motion):
+    world, foot, expected = pressed_into_tilted_plane(tmp_path, motion)
+    p = world.particles
     np.testing.assert_allclose(p.force[0], expected, rtol=1e-9, atol=1e-12 * abs(expected).max())
     np.testing.assert_allclose(world.mesh_walls.force[0], -p.force[0], rtol=1e-14)
     reference = world.mesh_walls.reference[0]
