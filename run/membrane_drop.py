@@ -29,7 +29,7 @@ grid from a CAD program).
 
 Clamping (``clamp``): "rim" (the boundary), "none", or a condition on the
 vertices' initial coordinates x, y, z and r = sqrt(x^2 + y^2) (m), e.g.
-``"abs(x) > 0.05 or abs(y) > 0.05"`` (comparisons, and/or/not, + - * / **,
+``"abs(x) > 0.05 or abs(y) > 0.05"`` (comparisons, and/or/not, ``+ - * / **``,
 abs, sqrt); ``clamp_file`` adds the vertices whose mesh indices a text file
 lists (numbers separated by spaces, commas or lines; ``#`` starts a comment).
 With ``walls`` (default true) the sheet under and behind the four walls is

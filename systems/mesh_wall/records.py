@@ -19,7 +19,7 @@ the snapshot's subgroup ``/snapshots/<step>/mesh_walls/``::
     triangle_wear_depth      (m,)  float64  m, that volume over the triangle's area
 
 The XDMF sidecar shows the subgroup as the surface ``mesh_walls``: ParaView colours it by
-any triangle_ dataset (a cell attribute) or by the vertices' ``wear_depth``. The walls'
+any ``triangle_*`` dataset (a cell attribute) or by the vertices' ``wear_depth``. The walls'
 force and torque are time series of ``Diagnostics`` (``mesh_wall_force``,
 ``mesh_wall_torque``).
 """
