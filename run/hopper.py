@@ -59,13 +59,13 @@ from ecs_dem.components.mesh.io import write_mesh
 from ecs_dem.components.mesh.surface import Mesh
 from ecs_dem.components.mesh_walls import add_mesh_wall
 from ecs_dem.components.particles import add_particles
-from ecs_dem.components.species import add_species, species_ranges
+from ecs_dem.components.species import add_species
 from ecs_dem.components.walls import add_wall
 from ecs_dem.driver import run_driver, write_csv
 from ecs_dem.errors import ConfigValueError, InputError
 from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
-from ecs_dem.run.rotating_drum import add_grain_systems, number_list
+from ecs_dem.run.rotating_drum import GRAIN_RANGES, STEP_RANGES, add_grain_systems, number_list
 from ecs_dem.runner import run_or_stop
 from ecs_dem.systems.contact.time_step import rayleigh_time
 
@@ -100,20 +100,11 @@ RANGES = (
     ("top_radius", 0.0, math.inf, False),
     ("bin_height", 0.0, math.inf, True),
     ("edge_length", 0.0, math.inf, False),
-    ("particles", 1, math.inf, True),
-    ("radius_min", 0.0, math.inf, False),
-    ("radius_max", 0.0, math.inf, False),
-    *species_ranges(youngs_modulus="youngs_modulus", poisson_ratio="poisson_ratio",
-                    density="density", restitution="restitution", friction="friction",
-                    rolling_friction="rolling_friction"),
-    ("gravity", 0.0, math.inf, False),
-    ("settle_time", 0.0, math.inf, True),
+    *GRAIN_RANGES,
     ("discharge_time", 0.0, math.inf, False),
     ("fall_height", 0.0, math.inf, False),
     ("record_every", 1, math.inf, True),
-    ("dt_fraction", 0.0, 1.0, False),
-    ("skin_fraction", 0.0, math.inf, False),
-    ("seed", 0, math.inf, True),
+    *STEP_RANGES,
 )
 
 #: the discharged fractions of the bed's mass that bound the steady window

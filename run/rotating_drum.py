@@ -104,14 +104,8 @@ DEFAULTS = {
     "output": "output/rotating_drum",  # folder of the CSV, the plot and the STL
 }
 
-RANGES = (
-    ("stl_scale", 0.0, math.inf, False),
-    ("drum_radius", 0.0, math.inf, False),
-    ("drum_length", 0.0, math.inf, False),
-    ("edge_length", 0.0, math.inf, False),
-    ("lifters", 0, math.inf, True),
-    ("lifter_height", 0.0, math.inf, False),
-    ("lifter_width", 0.0, math.inf, False),
+#: the ranges of the grain, material and settling keys the mesh-wall drivers share
+GRAIN_RANGES = (
     ("particles", 1, math.inf, True),
     ("radius_min", 0.0, math.inf, False),
     ("radius_max", 0.0, math.inf, False),
@@ -120,13 +114,28 @@ RANGES = (
                     rolling_friction="rolling_friction"),
     ("gravity", 0.0, math.inf, False),
     ("settle_time", 0.0, math.inf, True),
+)
+#: the ranges of the time-step, skin and seed keys they share
+STEP_RANGES = (
+    ("dt_fraction", 0.0, 1.0, False),
+    ("skin_fraction", 0.0, math.inf, False),
+    ("seed", 0, math.inf, True),
+)
+
+RANGES = (
+    ("stl_scale", 0.0, math.inf, False),
+    ("drum_radius", 0.0, math.inf, False),
+    ("drum_length", 0.0, math.inf, False),
+    ("edge_length", 0.0, math.inf, False),
+    ("lifters", 0, math.inf, True),
+    ("lifter_height", 0.0, math.inf, False),
+    ("lifter_width", 0.0, math.inf, False),
+    *GRAIN_RANGES,
     ("spin_up", 0.0, math.inf, True),
     ("sample_time", 0.0, math.inf, False),
     ("samples", 1, math.inf, True),
     ("torque_every", 1, math.inf, True),
-    ("dt_fraction", 0.0, 1.0, False),
-    ("skin_fraction", 0.0, math.inf, False),
-    ("seed", 0, math.inf, True),
+    *STEP_RANGES,
 )
 
 #: the drum's axis in the world (its file frame's z is turned onto it)

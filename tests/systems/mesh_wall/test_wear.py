@@ -4,7 +4,6 @@ matches the volumes V_t = factor k W_t, open boundaries, inversion, export, the 
 Expected values are derived here: the prism volume from the enclosed volume of a closed mesh
 (divergence theorem) and from quadrature of the swept solid's Jacobian; depths on a regular
 flat grid from counting the track's triangles around each vertex."""
-import importlib.util
 
 import numpy as np
 import pytest
@@ -355,8 +354,6 @@ def test_mesh_wear_needs_the_mesh_tables():
         world.run(1)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ecs_dem.components.mesh_walls") is None,
-                    reason="components.mesh_walls (the mesh-wall tables) is not in this tree yet")
 def test_mesh_wear_on_a_mesh_wall():
     """With the real mesh-wall tables: a flat wall worn by a uniform work map sinks by f k w."""
     from ecs_dem.components import mesh_walls
