@@ -60,6 +60,8 @@ def main(argv=None) -> int:
                     help="triangle edge (m); 0: about 10^6 triangles on the sheet")
     ap.add_argument("--grains", type=int, default=20000)
     ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--timers", action="store_true",
+                    help="print the world's time per system and halo verb (rank 0)")
     args = ap.parse_args(argv)
     comm = default_comm()
     say = print if comm.rank == 0 else (lambda *a, **k: None)
@@ -95,6 +97,7 @@ def main(argv=None) -> int:
     world.setup()
     setup = time.perf_counter() - t0
     world.run(20)
+    world.timers.clear()
     t0 = time.perf_counter()
     world.run(args.steps)
     step = (time.perf_counter() - t0) / args.steps
@@ -115,6 +118,8 @@ def main(argv=None) -> int:
             f"held with ghosts {held[r] / total:.3f} of the mesh")
     say(f"time per step {slowest[2] * 1e3:.2f} ms ({args.steps} steps), "
         f"{grains / slowest[2] / comm.size:.3g} grain-steps/s per core")
+    if args.timers:
+        say(world.timing_report())
     return 0
 
 

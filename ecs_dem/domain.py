@@ -176,13 +176,16 @@ class Domain:
         takes it instead of its own pass over the rows (one pass less over the positions)."""
         self._reports[table.name] = (table.epoch, table.n_owned, worst_sq, bad)
 
-    def needs_rebuild(self, table: Table, reported: bool = False) -> bool:
+    def needs_rebuild(self, table: Table, reported: bool = False, static: bool = False) -> bool:
         """True when some owned row (on this rank) moved more than half the skin since the last
         rebuild, or the table changed structurally (rows added, removed, re-ordered).
 
         `reported`: the world knows that the last system to move the rows reports the check
         (``report_displacement``); its report of this step, if there is one, stands for the
         pass over the rows. A report is used by the next check only.
+        `static`: no system writes the rows' positions (``Rebuilder.static_tables``): only the
+        structural change is checked, not the displacement (a fixed mesh wall of 10^6
+        triangles would cost a pass over its vertices every step).
         Raises :class:`StateError` naming the first row whose position is not finite.
         The world combines the answers of all ranks.
         """
@@ -192,6 +195,8 @@ class Domain:
         ref = self.displacement_reference(table)
         if ref is None:
             return True  # rows were added, removed or re-ordered since the last rebuild
+        if static:
+            return False
         if reported and report is not None and report[:2] == (table.epoch, ref.shape[0]):
             worst, bad = report[2], report[3]
         else:

@@ -43,11 +43,15 @@ class Rebuilder:
         self._resolved: dict[str, tuple[int, int]] = {}  # anchored table -> (its, anchor's epoch)
         self._references_checked = None  # (structure key) when no reference was stale
         self._reported = None  # tables whose rebuild check is reported (reported_tables)
+        self._static = None  # spatial tables whose position no system writes (static_tables)
+        self.check_static = True  # the next check passes over static tables' rows too
         self._incidence: dict[str, tuple] = {}  # table -> (epochs, incident rows)
 
     def forget(self) -> None:
         """The system list changed."""
         self._reported = None
+        self._static = None
+        self.check_static = True
 
     # ----------------------------------------------------------- the decision
     def reported_tables(self) -> frozenset:
@@ -64,11 +68,25 @@ class Rebuilder:
                 table for table, s in last_writer.items() if table in s.reports_displacement)
         return self._reported
 
+    def static_tables(self) -> frozenset:
+        """Spatial tables whose ``position`` no system writes (a fixed mesh wall's vertices):
+        their rows move only by a structural change, or by code outside the systems between
+        two ``World.run`` calls, which the first check of each run catches
+        (``check_static``); a system that moves them must declare it in ``writes``."""
+        if self._static is None:
+            written = {table for s in self.world.systems
+                       for table, fields in s.writes.items() if "position" in fields}
+            self._static = frozenset(t.name for t in self.world.spatial_tables()
+                                     if t.name not in written)
+        return self._static
+
     def due(self) -> bool:
         """This rank's answer: is a rebuild due at this step (module docstring)?"""
         domain = self.world.domain
         reported = self.reported_tables()
-        rebuild = any([domain.needs_rebuild(t, t.name in reported)
+        static = () if self.check_static else self.static_tables()
+        self.check_static = False
+        rebuild = any([domain.needs_rebuild(t, t.name in reported, t.name in static)
                        for t in self.world.spatial_tables()])
         return rebuild or self.references_stale() or self.requested
 

@@ -298,6 +298,7 @@ class World:
 
     def step_once(self) -> None:
         """Advance one time step (module docstring gives the order); SUM fields are summed."""
+        self.rebuilder.check_static = True  # rows may have been moved by hand since
         self._advance()
         self.complete_sums()
 
@@ -350,6 +351,7 @@ class World:
             self.setup()
             self.stop_requested = None
             self.run_end_step = self.step + int(steps)
+            self.rebuilder.check_static = True  # rows may have been moved by hand since
             with self.soft_kill() as kill:
                 self._steps(int(steps), kill)
         except StateError as exc:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_dem.errors import InputError
+from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 from ecs_dem.table import Field, Halo, Table
 
@@ -185,12 +186,20 @@ class MeshWallWork(System):
 
     def run(self, world) -> None:
         tri = world.mesh_triangles
-        n = tri.n_owned
-        contacts, normal, friction = tri.views(TOTALS)
-        step_contacts, step_normal, step_friction = tri.views(WORK_FIELDS)
-        contacts += np.rint(step_contacts[:n]).astype(np.int64)
-        normal += step_normal[:n]
-        friction += step_friction[:n]
+        add_step_work(tri.n_owned, *tri.views(WORK_FIELDS), *tri.views(TOTALS))
+
+
+@kernel
+def add_step_work(n, step_contacts, step_normal, step_friction, contacts, normal, friction):
+    """Add the step's work of triangles 0..n-1 to their totals. Only triangles that some
+    grain touched at this step carry work (a step's count is a sum of ones, exact in
+    float64), so the others are passed over with one load each: a large mesh touched in few
+    places costs a read of one field, not three adds over every triangle."""
+    for t in range(n):
+        if step_contacts[t] != 0.0:
+            contacts[t] += np.int64(round(step_contacts[t]))
+            normal[t] += step_normal[t]
+            friction[t] += step_friction[t]
 
 
 __all__ = ["MeshWallContacts", "MeshWallWork"]

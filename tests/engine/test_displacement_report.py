@@ -122,3 +122,47 @@ def test_a_non_finite_position_in_the_report_names_its_gid():
     gid = int(p.gid[4])
     with pytest.raises(StateError, match=f"gid {gid} has a non-finite position"):
         world.step_once()
+
+
+def static_world():
+    """Particles that no system moves (only a pair range reads them): a static table."""
+    world = World(Box((-1, -1, -1), (1, 1, 1)), dt=DT, skin=SKIN)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=1000.0)
+    create_particle_table(world)
+    add_particles(world, np.random.default_rng(2).uniform(-0.8, 0.8, (40, 3)), 0.01)
+    world.add_system(Range())
+    return world
+
+
+def test_rows_no_system_moves_are_not_scanned_during_a_run(monkeypatch):
+    world = static_world()
+    world.setup()
+    assert world.rebuilder.static_tables() == {"particles"}
+    calls = count_scans(monkeypatch)
+    world.run(10)
+    assert len(calls) == 1  # the first check of the run only
+
+
+def test_static_rows_moved_by_hand_between_runs_are_rebuilt():
+    world = static_world()
+    world.run(2)
+    built = world.domain.rebuild_count
+    world.particles.position[0, 0] += 0.6 * SKIN  # past skin/2: the lists would be stale
+    world.run(1)
+    assert world.domain.rebuild_count == built + 1
+    world.particles.position[0, 0] += 0.6 * SKIN
+    world.step_once()
+    assert world.domain.rebuild_count == built + 2
+    world.step_once()
+    assert world.domain.rebuild_count == built + 2  # nothing moved since
+
+
+def test_a_system_that_writes_positions_makes_its_table_scanned(monkeypatch):
+    world = static_world()
+    world.add_system(Jump(at=[4], shift=0.6 * SKIN))
+    world.setup()
+    assert world.rebuilder.static_tables() == frozenset()
+    calls = count_scans(monkeypatch)
+    built = world.domain.rebuild_count
+    world.run(6)
+    assert len(calls) == 6 and world.domain.rebuild_count == built + 1
