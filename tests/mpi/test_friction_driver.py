@@ -23,6 +23,7 @@ pytestmark = pytest.mark.mpi(min_size=2)
 SHORT = dict(sheet=0.012, settle=0.001, run_in=0.0002, length=0.0004, speed=0.25, samples=20)
 
 
+@pytest.mark.two_ranks
 def test_friction_on_ranks_matches_one_rank(monkeypatch):
     friction = load_driver("friction")
     cfg = dict(friction.DEFAULTS, **SHORT)

@@ -93,6 +93,7 @@ def test_without_parallel_h5py_rows_are_gathered_to_rank_zero(shared_dir, monkey
         assert f["timeseries/kinetic_energy"][:].tolist() == [1.5]
 
 
+@pytest.mark.two_ranks
 def test_time_series_begun_on_one_rank_continues_on_several(shared_dir):
     """A 1-rank run's file continued after a restart on all ranks, past the chunks the serial
     file had allocated (records of 256 rows; the case-1 triaxial run hung at record 2049,

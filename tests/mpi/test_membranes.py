@@ -66,6 +66,7 @@ def test_membrane_on_several_ranks_matches_one_rank(shape):
     assert par.comm.min(par.membrane_hinges.n_owned) > 0
 
 
+@pytest.mark.two_ranks
 def test_membrane_restart_is_bit_for_bit(tmp_path_factory):
     comm = default_comm()
     base = comm.world.bcast(str(tmp_path_factory.mktemp("mem")) if comm.rank == 0 else None)

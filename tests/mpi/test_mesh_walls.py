@@ -80,6 +80,7 @@ def test_grains_on_a_mesh_wall_across_ranks_match_one_rank():
     np.testing.assert_allclose(work, float(ser.mesh_triangles.friction_work.sum()), rtol=1e-9)
 
 
+@pytest.mark.two_ranks
 def test_grains_on_a_mesh_wall_restart_bit_for_bit(tmp_path_factory):
     """200 steps, a checkpoint, 200 more == the checkpoint restarted, then 200 steps."""
     comm = default_comm()

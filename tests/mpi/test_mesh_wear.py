@@ -121,6 +121,7 @@ def test_wear_by_sliding_grains_across_ranks_matches_one_rank():
     assert work > 0 and worn == pytest.approx(10.0 * 1e-7 * work, rel=1e-12)
 
 
+@pytest.mark.two_ranks
 @pytest.mark.parametrize("ranks", ["1", "all"])
 def test_restart_with_a_worn_mesh_is_bit_for_bit(tmp_path_factory, ranks):
     """200 steps (4 wear updates), a checkpoint, 200 more == the checkpoint restarted, then 200
@@ -147,6 +148,7 @@ def test_restart_with_a_worn_mesh_is_bit_for_bit(tmp_path_factory, ranks):
                 assert np.array_equal(x, y), (table, gid, name)
 
 
+@pytest.mark.two_ranks
 def test_a_grain_sliding_over_a_mesh_wall_removes_k_f_s_on_several_ranks():
     """The acceptance of wear (tests/systems/mesh_wall/test_wear.py) with the grain crossing
     the ranks' boundaries, and the same worn mesh as on one rank."""

@@ -65,6 +65,7 @@ def test_forces_do_not_depend_on_the_number_of_ranks():
     assert par.comm.sum(par.pairs.n_ghost) > 0
 
 
+@pytest.mark.two_ranks
 def test_restart_on_the_same_ranks_continues_bit_for_bit(tmp_path):
     """Checkpoint half-way, continue; restart from it and continue: every particle and pair value,
     the lagged MC-DEM state included, equals the uninterrupted run's bit for bit."""

@@ -77,6 +77,7 @@ def test_grains_on_a_membrane_across_ranks_match_one_rank():
     assert par.comm.min(par.membrane_triangles.n_ghost) > 0
 
 
+@pytest.mark.two_ranks
 def test_grains_on_a_membrane_restart_bit_for_bit(tmp_path_factory):
     comm = default_comm()
     base = comm.world.bcast(str(tmp_path_factory.mktemp("patch")) if comm.rank == 0 else None)
