@@ -1,6 +1,7 @@
 """Broad phase of grain-mesh-wall contacts: candidate (grain, triangle) pairs, ``mesh_pairs``.
 
-At every rebuild the owned grains (particles of no membrane) are binned in a
+At every rebuild the owned particles (grains, and membrane vertices as spheres
+of their radius, as planar walls see them) are binned in a
 cell grid and each mesh-wall triangle (owned and ghost rows of
 ``mesh_triangles``, with every vertex present on this rank) into the cells its
 bounding box, grown by r_max + skin, touches; a grain and a triangle are a
@@ -51,11 +52,9 @@ def mesh_pair_table(world) -> Table:
 
 
 def grain_rows(world) -> np.ndarray:
-    """Owned particle rows that touch mesh walls: every particle but membrane vertices."""
-    p = world.particles
-    if p.has_field("membrane"):
-        return np.flatnonzero(p.membrane < 0).astype(np.int64)
-    return np.arange(p.n_owned, dtype=np.int64)
+    """Owned particle rows that touch mesh walls: every particle, grains and membrane
+    vertices alike (a vertex as a sphere of its radius, as on a planar wall)."""
+    return np.arange(world.particles.n_owned, dtype=np.int64)
 
 
 class MeshWallSearch(System):
@@ -73,10 +72,6 @@ class MeshWallSearch(System):
 
     def setup(self, world) -> None:
         mesh_pair_table(world)
-
-    def declare(self, world) -> None:
-        if world.particles.has_field("membrane"):
-            self.reads = {"particles": ("position", "radius", "gid", "membrane")}
 
     def run(self, world) -> None:
         p = world.particles
