@@ -438,6 +438,7 @@ def check(cfg: dict) -> None:
         if not Path(cfg["stl"]).is_file():
             raise InputError(f"stl {cfg['stl']!r} is not a file: give the screen's surface "
                              "file, or stl=\"\" to generate a perforated plate")
+        screen_source(cfg)  # in the screen's frame
     else:
         hole_mask(cfg)
         if cfg["solid_length"] < cfg["bin_length"]:
