@@ -175,3 +175,25 @@ def test_a_screen_file_outside_the_screen_frame_is_refused(screen, tmp_path, cap
     assert code == 2, err
     assert "the screen's frame asks for" in err and "stl_scale" in err
     assert not (tmp_path / "out" / "screen_wear.csv").exists()
+
+
+def test_a_screen_file_in_mm_is_read_in_the_screen_frame(screen, tmp_path, monkeypatch):
+    """The generated plate written in mm and read back with stl_scale = 1e-3 is the same
+    screen, and a world built on it runs (grains settle in the shut bin)."""
+    from ecs_dem import declaration_guard
+
+    monkeypatch.setattr(declaration_guard, "DEFAULT", False)
+    cfg = dict(screen.DEFAULTS, **dict(SHORT, particles=20))
+    generated = screen.screen_mesh(cfg)
+    path = tmp_path / "plate_mm.stl"
+    write_mesh(path, Mesh(generated.vertices * 1e3, generated.triangles), binary=False)
+    cfg.update(stl=str(path), stl_scale=1e-3, output=str(tmp_path / "out"))
+    screen.check(cfg)
+    mesh = screen.screen_source(cfg)
+    assert len(mesh.triangles) == len(generated.triangles)
+    a = np.sort(generated.vertices[generated.triangles].reshape(-1, 3), axis=0)
+    b = np.sort(mesh.vertices[mesh.triangles].reshape(-1, 3), axis=0)
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-15)
+    cfg["settle_time"] = 100 * screen.time_step(cfg)
+    position, radius, _ = screen.settle(cfg, mesh)
+    assert len(radius) == 20 and np.all(position[:, 2] > 0)  # none fell through the deck
