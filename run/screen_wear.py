@@ -79,9 +79,8 @@ from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
 from ecs_dem.io.paths import unwritable
 from ecs_dem.memory import check_particle_count
 from ecs_dem.run.rotating_drum import (GRAIN_RANGES, STEP_RANGES, add_grain_systems,
-                                       box_surface)
+                                       box_surface, time_step)
 from ecs_dem.runner import run_or_stop
-from ecs_dem.systems.contact.time_step import rayleigh_time
 from ecs_dem.systems.mesh_wall.records import MeshWallSnapshotWriter
 from ecs_dem.systems.mesh_wall.wear import MeshWear
 
@@ -257,11 +256,6 @@ def fill_positions(cfg: dict, rng) -> np.ndarray:
     pos = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
     pos = pos[np.lexsort((pos[:, 1], pos[:, 0], pos[:, 2]))[:n]]
     return pos + rng.uniform(-0.05, 0.05, pos.shape) * spacing
-
-
-def time_step(cfg: dict) -> float:
-    return cfg["dt_fraction"] * float(rayleigh_time(cfg["radius_min"], cfg["density"],
-                                                    cfg["youngs_modulus"], cfg["poisson_ratio"]))
 
 
 def gravity_vector(cfg: dict) -> np.ndarray:

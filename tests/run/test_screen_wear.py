@@ -2,7 +2,6 @@
 run wears it where the grains slide, its worn volume is acceleration k W to round-off, and the
 STL files before and after hold that volume between them."""
 import csv
-import math
 
 import h5py
 import numpy as np
