@@ -394,7 +394,7 @@ def write_outputs(rows: list[dict], state: dict, before: Mesh, cfg: dict, out: P
     ax1.set_ylabel("y (mm)")
     ax1.set_title(f"worn depth per triangle (um) after {rows[-1]['time']:.3g} s x "
                   f"{cfg['acceleration']:.3g}" if rows else "worn depth per triangle (um)")
-    fig.colorbar(shade, ax=ax1, fraction=0.025, pad=0.02)
+    fig.colorbar(shade, ax=ax1, fraction=0.025, pad=0.02, shrink=0.6)
     centres, depth, expected = along_profile(state, cfg, max(8, round(cfg["screen_length"]
                                                                       / cfg["hole_pitch"]) * 2))
     ax2.plot(centres * 1e3, depth * 1e6, "o-", label="worn volume / area")
