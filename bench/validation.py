@@ -348,9 +348,32 @@ def meshwall(args) -> list[Row]:
     return rows
 
 
+def screen(args) -> list[Row]:
+    """The screen-wear driver's short run (tests/run/test_screen_wear.py's settings): the
+    screen's worn volume against acceleration k W at every wear update."""
+    import csv
+
+    from ecs_dem import declaration_guard
+    from ecs_dem.run import screen_wear
+
+    declaration_guard.DEFAULT = False
+    t = test_module("run/test_screen_wear.py")
+    with tempfile.TemporaryDirectory(prefix="validation_screen_") as tmp:
+        if screen_wear.main(t.argv(dict(t.SHORT, output=Path(tmp)))) != 0:
+            raise RuntimeError("run/screen_wear.py failed")
+        with open(Path(tmp) / "screen_wear.csv") as f:
+            rows = list(csv.DictReader(f))
+    worst = max(float(r["relative_difference"]) for r in rows)
+    return [Row(f"Screen wear (run/screen_wear.py, {len(rows)} updates): worn volume",
+                "analytic: Reye-Archard, V = f k W (W the frictional work)",
+                f"largest rel. difference {worst:.1e}, V = {float(rows[-1]['worn_volume_m3']) * 1e9:.4g} mm^3",
+                "f k W", "rel 1e-12", worst <= 1e-12,
+                pytest_cmd("tests/run/test_screen_wear.py", "acceleration_k"))]
+
+
 CASES = {"hertz": hertz, "springs": springs, "hinges": hinges, "sphere": sphere, "drum": drum,
          "table1": table1, "friction": friction, "triaxial": triaxial, "mcdem": mcdem,
-         "lammps": lammps, "wear": wear, "meshwall": meshwall}
+         "lammps": lammps, "wear": wear, "meshwall": meshwall, "screen": screen}
 
 
 

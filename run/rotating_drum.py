@@ -271,14 +271,15 @@ def build_world(cfg: dict, position, radius, velocity=None, rate: float = 0.0,
     return world
 
 
-def add_grain_systems(world, gravity: float, planar_walls: bool = False) -> None:
-    """The time step of grains under gravity (-z) among mesh walls (and planar walls): one
-    Hertz-Mindlin law for every contact."""
+def add_grain_systems(world, gravity, planar_walls: bool = False) -> None:
+    """The time step of grains under gravity (a number: m/s^2 along -z; or the vector, m/s^2)
+    among mesh walls (and planar walls): one Hertz-Mindlin law for every contact."""
     law = HertzMindlinLaw()
     first, second = velocity_verlet()
     world.add_system(first)
     world.add_system(NeighborSearch())
-    world.add_system(Gravity((0.0, 0.0, -gravity)))
+    world.add_system(Gravity((0.0, 0.0, -gravity) if np.ndim(gravity) == 0 else
+                             tuple(float(g) for g in gravity)))
     world.add_system(ContactForces(law))
     if planar_walls:
         world.add_system(WallContacts(law))
