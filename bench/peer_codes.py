@@ -32,10 +32,10 @@ def apt_install(package: str) -> None:
                    check=True, env=env)
 
 
-def find_or_install(names, package: str, install: bool, flag: str) -> str | None:
+def find_or_install(names, package: str, install: bool) -> str | None:
     """The peer's executable (first of `names` on PATH); when missing and `install`, apt-get
     `package` first and stop with a message naming what is missing if it brought none.
-    None when missing and not `install` (the caller says what to do: `flag`)."""
+    None when missing and not `install`."""
     path = find_executable(names)
     if path is None and install:
         apt_install(package)
@@ -74,3 +74,13 @@ def mpich_command(cmd: list[str], ranks: int) -> list[str]:
     if launcher is None:
         raise RuntimeError("mpiexec.mpich not found (ecs_dem's mpi4py is built against MPICH)")
     return [launcher, "-n", str(ranks)] + cmd
+
+
+def add_peer_arguments(ap, package: str, quick: str, unit: str) -> None:
+    """The options every side-by-side benchmark takes: ``--install-<package>``, ``--quick``
+    (help `quick`), ``--repeats`` (runs per code and `unit`) and ``--ranks``."""
+    ap.add_argument(f"--install-{package}", action="store_true",
+                    help=f"apt-get install Debian's {package} package if no executable is found")
+    ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--repeats", type=int, default=3, help=f"runs per code, {unit}")
+    ap.add_argument("--ranks", default="1,2", help="rank counts (default 1,2)")

@@ -54,7 +54,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from worker_result import print_result, run_for_result  # noqa: E402
-from peer_codes import apt_install, find_executable, mpich_command, openmpi_command, openmpi_env  # noqa: E402,E501
+from peer_codes import (add_peer_arguments, apt_install, find_executable,  # noqa: E402
+                        mpich_command, openmpi_command, openmpi_env)
 from ecs_dem.comm import cores_available  # noqa: E402
 from peer_data import BED, CHUTE, available_problems, chute_data, chute_setting, peer_file  # noqa: E402
 
@@ -301,11 +302,7 @@ def memory(side: int, steps: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--install-lammps", action="store_true",
-                    help="apt-get install Debian's lammps package if no LAMMPS executable is found")
-    ap.add_argument("--quick", action="store_true", help="a tenth of the steps")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per code, problem and rank count")
-    ap.add_argument("--ranks", default="1,2", help="rank counts (default 1,2)")
+    add_peer_arguments(ap, "lammps", "a tenth of the steps", "problem and rank count")
     ap.add_argument("--problems", default="chute,bed")
     ap.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     ap.add_argument("--no-memory", action="store_true", help="skip the 10^6-particle memory run")

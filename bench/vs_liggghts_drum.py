@@ -81,7 +81,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from worker_result import print_result, run_for_result  # noqa: E402
-from peer_codes import find_or_install, mpich_command, openmpi_command, openmpi_env  # noqa: E402
+from peer_codes import (add_peer_arguments, find_or_install, mpich_command,  # noqa: E402
+                        openmpi_command, openmpi_env)
 from ecs_dem.comm import cores_available  # noqa: E402
 from ecs_dem.run import rotating_drum as drum  # noqa: E402
 
@@ -396,11 +397,8 @@ def spread(values: list[float]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--install-liggghts", action="store_true",
-                    help="apt-get install Debian's liggghts package if no executable is found")
-    ap.add_argument("--quick", action="store_true", help="300 grains, short phases (minutes)")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per code, speed and rank count")
-    ap.add_argument("--ranks", default="1,2", help="rank counts (default 1,2)")
+    add_peer_arguments(ap, "liggghts", "300 grains, short phases (minutes)",
+                       "speed and rank count")
     ap.add_argument("--speeds", help="rotation speeds, rad/s, positive (default 3)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a run/rotating_drum.py key (particles, sample_time, ...)")
@@ -422,7 +420,7 @@ def main(argv=None) -> int:
 
     speeds = drum.number_list(cfg, "speeds", lambda v: v > 0,
                               "positive rotation speeds in rad/s, such as 1,3")
-    exe = find_or_install(LIGGGHTS_NAMES, "liggghts", args.install_liggghts, "--install-liggghts")
+    exe = find_or_install(LIGGGHTS_NAMES, "liggghts", args.install_liggghts)
     if exe is None:
         raise SystemExit(f"no LIGGGHTS executable ({', '.join(LIGGGHTS_NAMES)}) on PATH: "
                          "run with --install-liggghts (apt-get install liggghts) or put one "
