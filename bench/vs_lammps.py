@@ -45,7 +45,6 @@ import os
 import platform
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -55,6 +54,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from worker_result import print_result, run_for_result  # noqa: E402
+from peer_codes import (add_peer_arguments, apt_install, find_executable,  # noqa: E402
+                        mpich_command, openmpi_command, openmpi_env)
 from ecs_dem.comm import cores_available  # noqa: E402
 from peer_data import BED, CHUTE, available_problems, chute_data, chute_setting, peer_file  # noqa: E402
 
@@ -124,30 +125,12 @@ run             {{steps}}
 
 
 def find_lammps() -> str | None:
-    for name in LAMMPS_NAMES:
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
+    return find_executable(LAMMPS_NAMES)
 
 
 def install_lammps() -> None:
     """Debian's lammps package (pulls in Open MPI; we call every launcher by name)."""
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    print("installing Debian's lammps package (apt-get update; apt-get install lammps) ...",
-          flush=True)
-    subprocess.run(sudo + ["apt-get", "update"], check=True, env=env)
-    subprocess.run(sudo + ["apt-get", "install", "-y", "--no-install-recommends", "lammps"],
-                   check=True, env=env)
-
-
-def lammps_env() -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    # containers often forbid the cross-memory-attach single copy of Open MPI's shared memory
-    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-    return env
+    apt_install("lammps")
 
 
 def lammps_sections(stdout: str) -> dict:
@@ -179,13 +162,8 @@ def run_lammps(lmp: str, problem: str, ranks: int, steps: int, warmup: int, work
                                warmup=warmup, newton=newton, side=side)
     path = workdir / f"in.{problem}"
     path.write_text(deck)
-    cmd = [lmp, "-in", str(path), "-log", "none", "-echo", "none"]
-    if ranks > 1:
-        launcher = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
-        if launcher is None:
-            raise RuntimeError("no Open MPI launcher (mpirun.openmpi) for LAMMPS")
-        cmd = [launcher, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks)] + cmd
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=lammps_env(),
+    cmd = openmpi_command([lmp, "-in", str(path), "-log", "none", "-echo", "none"], ranks)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=openmpi_env(),
                          timeout=7200)
     loops = re.findall(
         r"Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps with (\d+) atoms", out.stdout)
@@ -230,12 +208,7 @@ def ecs_worker(problem: str, steps: int, warmup: int) -> None:
 def run_ecs(problem: str, ranks: int, steps: int, warmup: int) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", problem,
            "--steps", str(steps), "--warmup", str(warmup)]
-    if ranks > 1:
-        launcher = shutil.which("mpiexec.mpich")
-        if launcher is None:
-            raise RuntimeError("mpiexec.mpich not found (ecs_dem's mpi4py is built against MPICH)")
-        cmd = [launcher, "-n", str(ranks)] + cmd
-    result = run_for_result(cmd, timeout=7200)
+    result = run_for_result(mpich_command(cmd, ranks), timeout=7200)
     if result["ranks"] != ranks:
         raise RuntimeError(f"asked for {ranks} ranks, ecs_dem ran on {result['ranks']}: "
                            "is mpi4py built against MPICH?")
@@ -329,11 +302,7 @@ def memory(side: int, steps: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--install-lammps", action="store_true",
-                    help="apt-get install Debian's lammps package if no LAMMPS executable is found")
-    ap.add_argument("--quick", action="store_true", help="a tenth of the steps")
-    ap.add_argument("--repeats", type=int, default=3, help="runs per code, problem and rank count")
-    ap.add_argument("--ranks", default="1,2", help="rank counts (default 1,2)")
+    add_peer_arguments(ap, "lammps", "a tenth of the steps", "problem and rank count")
     ap.add_argument("--problems", default="chute,bed")
     ap.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")
     ap.add_argument("--no-memory", action="store_true", help="skip the 10^6-particle memory run")

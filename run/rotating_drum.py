@@ -241,9 +241,10 @@ def drum_source(cfg: dict):
 
 
 def build_world(cfg: dict, position, radius, velocity=None, rate: float = 0.0,
-                comm=None) -> World:
+                comm=None, law=None) -> World:
     """The drum (turning at `rate` rad/s about +y through the origin from t = 0; 0: at rest)
-    with grains at `position` (world frame)."""
+    with grains at `position` (world frame); `law`: the contact law (default: a
+    ``HertzMindlinLaw`` mixing the species' constants)."""
     source, scale = drum_source(cfg)
     margin = 0.5 * cfg["edge_length"] + 2.0 * cfg["radius_max"]
     half = math.hypot(cfg["drum_radius"] + 0.25 * cfg["edge_length"],
@@ -267,14 +268,15 @@ def build_world(cfg: dict, position, radius, velocity=None, rate: float = 0.0,
                              "turns its unit into metres)") from None
         raise
     add_particles(world, position, radius, grain, velocity=velocity)
-    add_grain_systems(world, cfg["gravity"])
+    add_grain_systems(world, cfg["gravity"], law=law)
     return world
 
 
-def add_grain_systems(world, gravity, planar_walls: bool = False) -> None:
+def add_grain_systems(world, gravity, planar_walls: bool = False, law=None) -> None:
     """The time step of grains under gravity (a number: m/s^2 along -z; or the vector, m/s^2)
-    among mesh walls (and planar walls): one Hertz-Mindlin law for every contact."""
-    law = HertzMindlinLaw()
+    among mesh walls (and planar walls): one contact law for every contact (`law`, default a
+    ``HertzMindlinLaw``)."""
+    law = HertzMindlinLaw() if law is None else law
     first, second = velocity_verlet()
     world.add_system(first)
     world.add_system(NeighborSearch())
@@ -308,13 +310,14 @@ def surface_angle(x, z, r, drum_radius: float, bin_width: float, rate: float) ->
     return math.degrees(math.atan(-slope * (1.0 if rate >= 0 else -1.0)))
 
 
-def settle(cfg: dict, comm=None):
-    """The bed after ``settle_time`` in the drum at rest: (position, radius, velocity) of
-    every grain in gid order, on every rank."""
+def settle(cfg: dict, comm=None, law=None):
+    """The bed after ``settle_time`` in the drum at rest (contact law `law`, as
+    ``build_world``): (position, radius, velocity) of every grain in gid order, on every
+    rank."""
     rng = np.random.default_rng(cfg["seed"])
     pos = fill_positions(cfg, rng)
     radius = rng.uniform(cfg["radius_min"], cfg["radius_max"], len(pos))
-    world = build_world(cfg, pos, radius, comm=comm)
+    world = build_world(cfg, pos, radius, comm=comm, law=law)
     world.setup()
     run_or_stop(world, int(round(cfg["settle_time"] / world.dt)), "the settling")
     p = world.particles

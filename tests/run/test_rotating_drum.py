@@ -70,6 +70,22 @@ def test_surface_angle_of_a_tilted_layer(drum):
     assert drum.surface_angle(x, z, r, 0.05, 2e-3, -1.0) == pytest.approx(-30.0, abs=0.5)
 
 
+def test_a_given_law_serves_grain_and_drum_contacts(drum):
+    """build_world's `law` is the one law of the grain pairs and of the drum's triangles."""
+    from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+    from ecs_dem.systems.contact.pair_forces import ContactForces
+    from ecs_dem.systems.mesh_wall.contacts import MeshWallContacts
+
+    cfg = dict(drum.DEFAULTS, lifters=0)
+    law = HertzMindlinLaw().set_pair(0, 0, estar=2e7, mu=0.1)
+    world = drum.build_world(cfg, np.array([[0.0, 0.0, -0.03]]), np.array([2e-3]), law=law)
+    users = [s for s in world.systems if isinstance(s, (ContactForces, MeshWallContacts))]
+    assert len(users) == 2 and all(s.law is law for s in users)
+    default = drum.build_world(cfg, np.array([[0.0, 0.0, -0.03]]), np.array([2e-3]))
+    assert all(s.law is not law and isinstance(s.law, HertzMindlinLaw)
+               for s in default.systems if isinstance(s, (ContactForces, MeshWallContacts)))
+
+
 def test_turning_drum_lifts_the_bed_and_its_torque_balances_gravity(drum, tmp_path):
     cfg = dict(drum.DEFAULTS, **SHORT, output=str(tmp_path))
     bed = drum.settle(cfg)
