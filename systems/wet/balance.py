@@ -2,7 +2,8 @@
 
 Every ``every`` steps (OUTPUT stage) it records, summed over ranks (m^3):
 ``films`` (the particles' films), ``bridges`` (the bridges of the pairs:
-each bridge once, from the ``pairs`` table), ``lost_at_walls``, ``inserted``
+each bridge once, from the ``pairs`` table; and with walls, kept by each
+wall's particle), ``lost_at_walls``, ``inserted``
 (everything ever given to the particles) and ``imbalance`` = films +
 bridges + lost_at_walls - inserted, which liquid migration keeps at
 round-off. Rows go to ``records`` (a list of dicts with ``step`` and
@@ -25,6 +26,8 @@ def liquid_totals(world) -> dict:
     bridges = 0.0
     if pairs is not None and pairs.has_field("bridge_volume"):
         bridges = float(np.sum(pairs.owned("bridge_volume")))
+    if p.has_field("wall_bridge_volume"):
+        bridges += float(np.sum(p.owned("wall_bridge_volume")))
     films, bridges, lost, inserted = observe.sum_of(
         world, float(np.sum(p.owned("liquid_film"))), bridges,
         float(np.sum(p.owned("liquid_lost"))), float(np.sum(p.owned("liquid_inserted"))))

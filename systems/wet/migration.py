@@ -31,6 +31,13 @@ once, on the owner, without a reverse message; the result does not depend
 on the order of the pairs, hence not on the rank count (beyond round-off of
 the sums).
 
+Walls (``liquid_migration(contacts, walls)``, a ``WallContacts`` with the same
+law): walls hold no film. A particle touching a wall starts a bridge like a
+pair (it counts among the particle's starts) and gives it
+min(film_i / n_i, V_max / 2); at rupture half the bridge returns to the
+particle's film and half is lost (``liquid_lost``, the balance's
+``lost_at_walls``). The owner of the particle evaluates its wall bridges.
+
 Nothing moves in the set-up force pass (``World.setup``): a restart then
 continues bit for bit.
 """
@@ -45,7 +52,9 @@ from ecs_dem.jit import kernel
 from ecs_dem.system import Stage, System
 
 from ecs_dem.components.wet import liquid_fields
+from ecs_dem.systems.contact.law import rigid_material
 from ecs_dem.systems.contact.pair_forces import ContactForces
+from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.systems.wet.capillary import rupture_distance
 
 READS = ("position", "radius", "species", "liquid_film")
@@ -114,6 +123,51 @@ def migrate(pair_i, pair_j, position, radius, material, film0, starts, home, par
     return formed, ruptured
 
 
+@kernel
+def count_wall_starts(position, radius, film, bridge, point, normal, starts):
+    """starts[i] += 1 for every wall owned particle i touches without a bridge, with liquid."""
+    for i in range(starts.size):
+        if film[i] <= 0.0:
+            continue
+        for w in range(point.shape[0]):
+            h = ((position[i, 0] - point[w, 0]) * normal[w, 0]
+                 + (position[i, 1] - point[w, 1]) * normal[w, 1]
+                 + (position[i, 2] - point[w, 2]) * normal[w, 2])
+            if bridge[i, w, 0] == 0.0 and radius[i] - h > 0.0:
+                starts[i] += 1
+
+
+@kernel
+def migrate_walls(position, radius, material, film0, starts, point, normal, wall_material,
+                  params, q_theta, q_vmin, q_vmax, bridge, film, lost):
+    """Formation and rupture of the owned particles' wall bridges (module docstring).
+    Returns (bridges formed, bridges ruptured)."""
+    formed = 0
+    ruptured = 0
+    for i in range(film.size):
+        b = material[i]
+        for w in range(point.shape[0]):
+            a = wall_material[w]
+            h = ((position[i, 0] - point[w, 0]) * normal[w, 0]
+                 + (position[i, 1] - point[w, 1]) * normal[w, 1]
+                 + (position[i, 2] - point[w, 2]) * normal[w, 2])
+            v = bridge[i, w, 0]
+            if v > 0.0:
+                if -(radius[i] - h) >= rupture_distance(v, params[a, b, q_theta]):
+                    half = 0.5 * v
+                    film[i] += half
+                    lost[i] += v - half
+                    bridge[i, w, 0] = 0.0
+                    ruptured += 1
+            elif radius[i] - h > 0.0 and film0[i] > 0.0 and starts[i] > 0:
+                volume = min(film0[i] / starts[i], 0.5 * params[a, b, q_vmax])
+                if volume > 0.0 and volume >= params[a, b, q_vmin]:
+                    bridge[i, w, 0] = volume
+                    film[i] -= volume
+                    formed += 1
+    return formed, ruptured
+
+
 def _pair_lists(contacts, world) -> list:
     """The pair tables the contact system evaluates (pairs, and mirrors without newton)."""
     lists = [world.pairs]
@@ -136,11 +190,16 @@ class BridgeStarts(System):
 
     stage = Stage.FORCES
 
-    def __init__(self, contacts):
+    def __init__(self, contacts, walls=None):
         _check_contacts(contacts, "BridgeStarts")
+        _check_walls(walls, contacts, "BridgeStarts")
         self.contacts = contacts
+        self.walls = walls
         self.reads_ghosts = {"particles": ("position", "radius", "liquid_film")}
         self.reads = {"pairs": ("i", "j", "bridge_volume")}
+        if walls is not None:
+            self.reads = {**self.reads, "particles": ("wall_bridge_volume",),
+                          "walls": ("point", "normal")}
         self.writes = {"particles": ("bridges_starting",)}
 
     def setup(self, world) -> None:
@@ -162,6 +221,10 @@ class BridgeStarts(System):
             n = table.n_owned
             count_starts(table.owned("i"), table.owned("j"), *arrays,
                          table.column("bridge_volume")[:n], home, starts)
+        if self.walls is not None and self.walls.n_objects:
+            w = world.walls
+            count_wall_starts(p.owned("position"), p.owned("radius"), p.owned("liquid_film"),
+                              p.owned("wall_bridge_volume"), w.point, w.normal, starts)
 
 
 class LiquidMigration(System):
@@ -171,12 +234,18 @@ class LiquidMigration(System):
 
     stage = Stage.FORCES
 
-    def __init__(self, contacts):
+    def __init__(self, contacts, walls=None):
         _check_contacts(contacts, "LiquidMigration")
+        _check_walls(walls, contacts, "LiquidMigration")
         self.contacts = contacts
+        self.walls = walls
         self.reads_ghosts = {"particles": READS + ("bridges_starting",)}
         self.reads = {"pairs": ("i", "j")}
         self.writes = {"particles": ("liquid_film",), "pairs": ("bridge_volume",)}
+        if walls is not None:
+            self.reads = {**self.reads, "walls": ("point", "normal", "species")}
+            self.writes = {**self.writes,
+                           "particles": ("liquid_film", "liquid_lost", "wall_bridge_volume")}
         self.formed = 0
         self.ruptured = 0
         self._film0 = np.zeros(0)
@@ -217,11 +286,29 @@ class LiquidMigration(System):
                                        table.column("bridge_volume")[:n], film)
             self.formed += formed
             self.ruptured += ruptured
+        if self.walls is not None and self.walls.n_objects:
+            w = world.walls
+            material = np.where(w.species >= 0, w.species, rigid_material(
+                world.tables.get("species"))).astype(np.int64)
+            formed, ruptured = migrate_walls(
+                p.owned("position"), p.owned("radius"), p.owned("species"), film0, starts,
+                w.point, w.normal, material, bound.parameters, *q,
+                p.owned("wall_bridge_volume"), film, p.owned("liquid_lost"))
+            self.formed += formed
+            self.ruptured += ruptured
 
 
-def liquid_migration(contacts) -> tuple:
-    """The migration systems of a wet contact system, in order: add them before it."""
-    return BridgeStarts(contacts), LiquidMigration(contacts)
+def _check_walls(walls, contacts, who: str) -> None:
+    if walls is not None and (not isinstance(walls, WallContacts) or walls.law is not contacts.law):
+        raise InputError(f"{who}: walls must be the WallContacts system of the same wet law "
+                         "object as the particle contacts")
 
 
-__all__ = ["BridgeStarts", "LiquidMigration", "liquid_migration", "count_starts", "migrate"]
+def liquid_migration(contacts, walls=None) -> tuple:
+    """The migration systems of a wet contact system (and its WallContacts, if the walls hold
+    bridges too), in order: add them before the contact systems."""
+    return BridgeStarts(contacts, walls), LiquidMigration(contacts, walls)
+
+
+__all__ = ["BridgeStarts", "LiquidMigration", "liquid_migration", "count_starts", "migrate",
+           "count_wall_starts", "migrate_walls"]

@@ -127,3 +127,44 @@ def test_bad_input_is_refused():
                                                                      friction=0.0)))
     with pytest.raises(InputError, match="migrating wet law"):
         liquid_migration(static)
+
+
+def test_a_wall_bridge_takes_the_particles_liquid_and_loses_half_at_rupture():
+    from ecs_dem.components.walls import add_wall
+    from ecs_dem.systems.walls.contacts import WallContacts
+
+    film, vmax = 4e-11, 5e-11
+    world = World(Box((-0.02,) * 3, (0.02,) * 3), dt=2e-6, skin=1e-4)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=2500.0)
+    add_particles(world, [[0, 0, 1.2 * R]], R, velocity=[[0, 0, -1.0]])
+    add_wall(world, (0, 0, 0), (0, 0, 1))
+    add_liquid(world, film)
+    law = LiquidMigrationWillet(LinearSpringDashpotLaw(kn=1e3, gamman=0.0, friction=0.0),
+                                max_bridge_volume=vmax)
+    contacts, walls = ContactForces(law), WallContacts(law)
+    balance = LiquidBalance(every=1)
+    first, second = velocity_verlet()
+    for s in (first, NeighborSearch(), *liquid_migration(contacts, walls), contacts, walls,
+              second, balance):
+        world.add_system(s)
+    world.setup()
+    p = world.particles
+    volume = min(film, vmax / 2)
+    formed = False
+    for _ in range(4000):
+        world.run(1)
+        v = p.wall_bridge_volume[0, 0, 0]
+        if v > 0 and not formed:
+            formed = True
+            assert v == volume and p.liquid_film[0] == pytest.approx(film - volume, rel=1e-15)
+            assert walls.touching == 1
+        if formed and v == 0:
+            gap = p.position[0, 2] - R
+            assert gap >= volume ** (1 / 3)
+            assert p.liquid_lost[0] == pytest.approx(volume / 2, rel=1e-15)
+            assert p.liquid_film[0] == pytest.approx(film - volume / 2, rel=1e-15)
+            break
+    else:
+        pytest.fail("the wall bridge never formed and ruptured")
+    assert max(abs(r["imbalance"]) for r in balance.records) <= 1e-15 * film
+    assert balance.records[-1]["lost_at_walls"] == pytest.approx(volume / 2, rel=1e-15)
