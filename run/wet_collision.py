@@ -56,7 +56,7 @@ DEFAULTS = {
     "max_bridge_volume": 1e-10,     # m^3
     "speeds": "0.1,0.2,0.4,0.6,0.8,1.2,2",  # m/s, relative approach speeds
     "gap": 2e-5,                    # m, initial separation of the surfaces
-    "dt": 4e-7,                     # s
+    "dt": 2e-7,                     # s
     "max_time": 0.05,               # s per case: neither ruptured nor captured by then: an error
     "output": "output/wet_collision",
 }

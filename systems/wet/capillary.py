@@ -8,7 +8,8 @@ two spheres, 2 r for a sphere against a plane), `volume` the bridge's
 liquid volume (m^3), `gamma` the surface tension (N/m), `theta` the contact
 angle (rad).
 
-* Rupture distance, Lian et al. (1993): s_c = (1 + theta/2) V^(1/3).
+* Rupture distance, Lian et al. (1993): s_c = (1 + theta/2) V^(1/3); the
+  contact loops test s^3 < (1 + theta/2)^3 V instead (``bridge_holds``).
 * Willett et al. (2000), their simple closed form for a bridge between two
   spheres: F = 2 pi R gamma cos(theta) / (1 + 1.05 s^ + 2.5 s^2),
   s^ = s sqrt(R / V) (their 1 + 2.1 S + 10 S^2 with S = (s/2) sqrt(R/V)).
@@ -42,10 +43,25 @@ def rupture_distance(volume, theta):
 
 
 @inline
+def bridge_holds(s, volume, factor_cubed):
+    """Whether a bridge of `volume` holds at separation s: s < (1 + theta/2) V^(1/3), as
+    s^3 < (1 + theta/2)^3 V for s > 0 (`factor_cubed` = (1 + theta/2)^3), which needs no
+    cube root (a contact loop with one is not vectorised without a vector math library)."""
+    return s <= 0.0 or s * s * s < factor_cubed * volume
+
+
+@inline
 def willett_force(s, radius, volume, gamma, theta):
     """Attractive capillary force (N) of Willett et al. (2000) at separation s >= 0."""
     sh = s * math.sqrt(radius / volume)
     return 2.0 * math.pi * radius * gamma * math.cos(theta) / (1.0 + (1.05 + 2.5 * sh) * sh)
+
+
+@inline
+def willett_scaled(s, radius, volume, tension):
+    """``willett_force`` with ``tension`` = gamma cos(theta) given (N/m)."""
+    sh = s * math.sqrt(radius / volume)
+    return 2.0 * math.pi * radius * tension / (1.0 + (1.05 + 2.5 * sh) * sh)
 
 
 @inline
@@ -61,6 +77,14 @@ def filling_capillary_force(s, radius, volume, gamma, theta):
     beta = half_filling_angle(s, radius, volume)
     rb2 = radius * beta * beta
     return 2.0 * math.pi * radius * gamma * math.cos(theta) * rb2 / (s + rb2)
+
+
+@inline
+def filling_scaled(s, radius, volume, tension):
+    """``filling_capillary_force`` with ``tension`` = gamma cos(theta) given (N/m)."""
+    beta = half_filling_angle(s, radius, volume)
+    rb2 = radius * beta * beta
+    return 2.0 * math.pi * radius * tension * rb2 / (s + rb2)
 
 
 @inline

@@ -49,9 +49,8 @@ from ecs_dem.systems.contact.law import BoundLaw, LawFunction
 from ecs_dem.systems.contact.linear_spring_dashpot import (LinearSpringDashpotLaw, hooke_history,
                                                            hooke_history_pairs)
 from ecs_dem.systems.contact.pair_constants import RIGID
-from ecs_dem.systems.wet.capillary import (filling_capillary_force, normal_lubrication,
-                                           rupture_distance, tangential_lubrication,
-                                           willett_force)
+from ecs_dem.systems.wet.capillary import (bridge_holds, filling_scaled, normal_lubrication,
+                                           tangential_lubrication, willett_scaled)
 
 BRIDGE = Field("bridge_volume", np.float64, (1,), Halo.LOCAL, 0.0, "m^3",
                "liquid volume of the contact's bridge (0: no bridge)")
@@ -69,16 +68,19 @@ def _bridge_force(g, f, fn_extra, fx_t, fy_t, fz_t, ti, tj, volume):
             ti[0], ti[1], ti[2], tj[0], tj[1], tj[2], fn, volume)
 
 
+# The law functions take, in place of surface_tension and contact_angle, the derived
+# capillary_tension = gamma cos(theta) (N/m) and rupture_cubed = (1 + theta/2)^3: no cosine
+# or cube root per contact, so the contact loop stays vectorised (``WetLaw.bind``).
 @inline
 def willett_static_term(g, w, h, update):
-    """Static Willett bridge: w = (surface_tension, contact_angle, bridge_volume), h =
+    """Static Willett bridge: w = (capillary_tension, rupture_cubed, bridge_volume), h =
     (bridge volume,). The bridge forms at contact with the pair's volume."""
     s = -g[4]
     v = h[0]
     if s < 0.0 or v > 0.0:  # touching, or a bridge
         v = w[2]
-    active = s < rupture_distance(v, w[1])
-    f = willett_force(max(s, 0.0), 2.0 * g[7], v, w[0], w[1]) if active else 0.0
+    active = v > 0.0 and bridge_holds(s, v, w[1])
+    f = willett_scaled(max(s, 0.0), 2.0 * g[7], v, w[0]) if active else 0.0
     kept = v if active else 0.0
     zero = (0.0, 0.0, 0.0)
     return _bridge_force(g, f, 0.0, 0.0, 0.0, 0.0, zero, zero, kept if update else h[0])
@@ -86,25 +88,25 @@ def willett_static_term(g, w, h, update):
 
 @inline
 def willett_migration_term(g, w, h, update):
-    """Willett bridge of the volume in h: w = (surface_tension, contact_angle,
+    """Willett bridge of the volume in h: w = (capillary_tension, rupture_cubed,
     min_bridge_volume, max_bridge_volume)."""
     s = -g[4]
     v = h[0]
-    active = v > 0.0 and s < rupture_distance(v, w[1])
-    f = willett_force(max(s, 0.0), 2.0 * g[7], v, w[0], w[1]) if active else 0.0
+    active = v > 0.0 and bridge_holds(s, v, w[1])
+    f = willett_scaled(max(s, 0.0), 2.0 * g[7], v, w[0]) if active else 0.0
     zero = (0.0, 0.0, 0.0)
     return _bridge_force(g, f, 0.0, 0.0, 0.0, 0.0, zero, zero, v)
 
 
 @inline
 def lian_seville_term(g, w, h, update):
-    """Capillary force from the half-filling angle and lubrication: w = (surface_tension,
-    contact_angle, viscosity, min_separation, min_bridge_volume, max_bridge_volume)."""
+    """Capillary force from the half-filling angle and lubrication: w = (capillary_tension,
+    rupture_cubed, viscosity, min_separation, min_bridge_volume, max_bridge_volume)."""
     s = -g[4]
     v = h[0]
     rstar = g[7]
-    active = v > 0.0 and s < rupture_distance(v, w[1])
-    f = filling_capillary_force(max(s, 0.0), 2.0 * rstar, v, w[0], w[1]) if active else 0.0
+    active = v > 0.0 and bridge_holds(s, v, w[1])
+    f = filling_scaled(max(s, 0.0), 2.0 * rstar, v, w[0]) if active else 0.0
     viscous = active and s >= w[3] and s > 0.0
     sl = max(s, w[3]) if viscous else 1.0
     nx, ny, nz, vx, vy, vz, ai, aj = contact_point_velocity(g)
@@ -125,11 +127,15 @@ def lian_seville_term(g, w, h, update):
 @inline
 def _combined(b, w, delta):
     """A base law's outputs b (10 + 3 history values) while the bodies overlap (zeros
-    otherwise, its history reset) plus the bridge's outputs w (10 + 1)."""
-    if delta > 0.0:
-        return (b[0] + w[0], b[1] + w[1], b[2] + w[2], b[3] + w[3], b[4] + w[4], b[5] + w[5],
-                b[6] + w[6], b[7] + w[7], b[8] + w[8], b[9] + w[9], b[10], b[11], b[12], w[10])
-    return (w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], 0.0, 0.0, 0.0, w[10])
+    otherwise, its history reset) plus the bridge's outputs w (10 + 1). One select per value
+    (the base's values are not finite apart): two whole tuples returned from two branches
+    stop LLVM from vectorising the contact loop (2.5 times slower)."""
+    t = delta > 0.0
+    return (w[0] + (b[0] if t else 0.0), w[1] + (b[1] if t else 0.0), w[2] + (b[2] if t else 0.0),
+            w[3] + (b[3] if t else 0.0), w[4] + (b[4] if t else 0.0), w[5] + (b[5] if t else 0.0),
+            w[6] + (b[6] if t else 0.0), w[7] + (b[7] if t else 0.0), w[8] + (b[8] if t else 0.0),
+            w[9] + (b[9] if t else 0.0), b[10] if t else 0.0, b[11] if t else 0.0,
+            b[12] if t else 0.0, w[10])
 
 
 # One function per (base, bridge): a law function is a module-level function the contact
@@ -281,8 +287,8 @@ class WetLaw:
         return self
 
     def parameter_table(self, m: int) -> np.ndarray:
-        """The bridge's parameters per material pair, (m + 1, m + 1, K), the contact angle in
-        radians; material m is the rigid one."""
+        """The bridge's parameters per material pair, (m + 1, m + 1, K), as set (the contact
+        angle in radians); material m is the rigid one."""
         table = np.empty((m + 1, m + 1, len(self.PARAMETERS)))
         table[...] = [self.defaults[name] for name in self.PARAMETERS]
         for (a, b), values in self._pair_values.items():
@@ -311,19 +317,20 @@ class WetLaw:
                              "with rolling resistance is not supported); use mu_roll = 0")
         m = base.parameters.shape[0] - 1
         wet = self.parameter_table(m)
+        reach = self.reach_of(wet)
+        theta = wet[..., 1].copy()
+        wet[..., 0] *= np.cos(theta)                  # capillary_tension = gamma cos(theta)
+        wet[..., 1] = (1.0 + 0.5 * theta) ** 3         # rupture_cubed
+        names = ("capillary_tension", "rupture_cubed") + self.PARAMETERS[2:]
         function = LawFunction(
-            COMBINED[(fn, self.model)], base.function.parameters + self.PARAMETERS,
+            COMBINED[(fn, self.model)], base.function.parameters + names,
             base.function.constants + ("reach",), base.function.history + ("bridge_volume",),
             base.function.history_widths + (1,), reach="reach")
         return BoundLaw(function, np.concatenate([base.parameters, wet], axis=2),
-                        np.append(base.constants, self.reach_of(wet)))
+                        np.append(base.constants, reach))
 
     def time_step_limit(self, world):
         return self.base.time_step_limit(world)
-
-    def parameter_index(self, name: str, bound: BoundLaw) -> int:
-        """Index of a bridge parameter in the bound law's parameter table."""
-        return bound.function.parameters.index(name)
 
 
 class LiquidBridgeWillet(WetLaw):

@@ -55,7 +55,7 @@ from ecs_dem.components.wet import liquid_fields
 from ecs_dem.systems.contact.law import rigid_material
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.walls.contacts import WallContacts
-from ecs_dem.systems.wet.capillary import rupture_distance
+from ecs_dem.systems.wet.capillary import bridge_holds
 
 READS = ("position", "radius", "species", "liquid_film")
 
@@ -81,7 +81,7 @@ def count_starts(pair_i, pair_j, position, radius, film, bridge, home, starts):
 
 
 @kernel
-def migrate(pair_i, pair_j, position, radius, material, film0, starts, home, params, q_theta,
+def migrate(pair_i, pair_j, position, radius, material, film0, starts, home, params, q_rupture,
             q_vmin, q_vmax, bridge, film):
     """Formation and rupture of the bridges of one pair list (module docstring); film0: the
     films at the start of the step (owned and ghost rows), film: the owned films, changed.
@@ -100,7 +100,7 @@ def migrate(pair_i, pair_j, position, radius, material, film0, starts, home, par
         b = material[j]
         v = bridge[k, 0]
         if v > 0.0:
-            if -(rsum - math.sqrt(rsq)) >= rupture_distance(v, params[a, b, q_theta]):
+            if not bridge_holds(-(rsum - math.sqrt(rsq)), v, params[a, b, q_rupture]):
                 half = 0.5 * v
                 if home[i] >= 0:
                     film[home[i]] += half
@@ -139,7 +139,7 @@ def count_wall_starts(position, radius, film, bridge, point, normal, starts):
 
 @kernel
 def migrate_walls(position, radius, material, film0, starts, point, normal, wall_material,
-                  params, q_theta, q_vmin, q_vmax, bridge, film, lost):
+                  params, q_rupture, q_vmin, q_vmax, bridge, film, lost):
     """Formation and rupture of the owned particles' wall bridges (module docstring).
     Returns (bridges formed, bridges ruptured)."""
     formed = 0
@@ -153,7 +153,7 @@ def migrate_walls(position, radius, material, film0, starts, point, normal, wall
                  + (position[i, 2] - point[w, 2]) * normal[w, 2])
             v = bridge[i, w, 0]
             if v > 0.0:
-                if -(radius[i] - h) >= rupture_distance(v, params[a, b, q_theta]):
+                if not bridge_holds(-(radius[i] - h), v, params[a, b, q_rupture]):
                     half = 0.5 * v
                     film[i] += half
                     lost[i] += v - half
@@ -269,7 +269,7 @@ class LiquidMigration(System):
         p = world.particles
         bound = self.contacts._binding.current(world)
         names = bound.function.parameters
-        q = [names.index(n) for n in ("contact_angle", "min_bridge_volume", "max_bridge_volume")]
+        q = [names.index(n) for n in ("rupture_cubed", "min_bridge_volume", "max_bridge_volume")]
         film_all = p.with_ghosts("liquid_film")
         if self._film0.size < film_all.size:
             self._film0 = np.zeros(int(film_all.size * 1.25) + 16)
