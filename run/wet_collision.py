@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from ecs_dem import Box, World
 from ecs_dem.comm import SerialComm
 from ecs_dem.components.particles import add_particles
-from ecs_dem.components.species import add_species
+from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.wet import add_liquid
 from ecs_dem.driver import run_driver
 from ecs_dem.errors import ConfigValueError
@@ -61,10 +62,11 @@ DEFAULTS = {
     "output": "output/wet_collision",
 }
 RANGES = tuple((k, 0.0, math.inf, False) for k in
-               ("radius", "density", "kn", "viscosity", "min_separation", "max_bridge_volume",
+               ("radius", "kn", "viscosity", "min_separation", "max_bridge_volume",
                 "gap", "dt", "max_time")) + (
     ("gamman", 0.0, math.inf, True), ("surface_tension", 0.0, math.inf, True),
-    ("film", 0.0, math.inf, True), ("contact_angle", 0.0, 90.0, "[)"))
+    ("film", 0.0, math.inf, True), ("contact_angle", 0.0, 90.0, "[)"),
+    *species_ranges(density="density"))
 
 
 def speeds_of(cfg) -> list[float]:
@@ -176,7 +178,6 @@ def run_cases(job) -> int:
 
 def check(cfg) -> None:
     speeds_of(cfg)
-    from pathlib import Path
     Path(cfg["output"]).parent.mkdir(parents=True, exist_ok=True)
 
 

@@ -185,16 +185,23 @@ def _check_contacts(contacts, who: str) -> None:
                          "without a model): both ranks of a pair then take the same decision")
 
 
-class BridgeStarts(System):
-    """Per owned particle, the bridges it starts this step (module docstring, step 1)."""
+class _MigrationSystem(System):
+    """What both migration systems share: their contact systems, checked."""
 
     stage = Stage.FORCES
 
     def __init__(self, contacts, walls=None):
-        _check_contacts(contacts, "BridgeStarts")
-        _check_walls(walls, contacts, "BridgeStarts")
+        _check_contacts(contacts, type(self).__name__)
+        _check_walls(walls, contacts, type(self).__name__)
         self.contacts = contacts
         self.walls = walls
+
+
+class BridgeStarts(_MigrationSystem):
+    """Per owned particle, the bridges it starts this step (module docstring, step 1)."""
+
+    def __init__(self, contacts, walls=None):
+        super().__init__(contacts, walls)
         self.reads_ghosts = {"particles": ("position", "radius", "liquid_film")}
         self.reads = {"pairs": ("i", "j", "bridge_volume")}
         if walls is not None:
@@ -227,18 +234,13 @@ class BridgeStarts(System):
                               p.owned("wall_bridge_volume"), w.point, w.normal, starts)
 
 
-class LiquidMigration(System):
+class LiquidMigration(_MigrationSystem):
     """Formation and rupture of bridges, liquid moved between films and bridges (module
     docstring, step 2). ``formed``, ``ruptured``: bridges formed and ruptured on this rank's
     pair lists since set-up (a pair across ranks counts on both)."""
 
-    stage = Stage.FORCES
-
     def __init__(self, contacts, walls=None):
-        _check_contacts(contacts, "LiquidMigration")
-        _check_walls(walls, contacts, "LiquidMigration")
-        self.contacts = contacts
-        self.walls = walls
+        super().__init__(contacts, walls)
         self.reads_ghosts = {"particles": READS + ("bridges_starting",)}
         self.reads = {"pairs": ("i", "j")}
         self.writes = {"particles": ("liquid_film",), "pairs": ("bridge_volume",)}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from helpers import straight_and_resumed
-from mpi_scenarios import gather
+from mpi_scenarios import gather, gather_pair_data
 
 from ecs_dem import Box, World
 from ecs_dem.comm import SerialComm, default_comm
@@ -54,17 +54,8 @@ def wet_gas(comm, n_side=6):
 
 def bridges(world):
     """{(gid_i, gid_j): bridge volume} of the bridges over all ranks (each once)."""
-    p = world.pairs
-    v = p.owned("bridge_volume")[:, 0]
-    mine = {(int(a), int(b)): float(v[k]) for k, (a, b) in
-            enumerate(zip(p.owned("gid_i"), p.owned("gid_j"))) if v[k] > 0}
-    if world.comm.size == 1:
-        return mine
-    merged = {}
-    for part in world.comm.world.allgather(mine):
-        assert not set(part) & set(merged), "a bridge counted on two ranks"
-        merged.update(part)
-    return merged
+    return {key: float(v[0][0]) for key, v in gather_pair_data(world, ("bridge_volume",)).items()
+            if v[0][0] > 0}
 
 
 def test_ranks_agree_with_one_rank_and_conserve_liquid():
