@@ -52,7 +52,7 @@ DEFAULTS = {
     "surface_tension": 0.072,       # N/m
     "contact_angle": 20.0,          # degrees
     "viscosity": 0.1,               # Pa s
-    "min_separation": 1e-6,         # m, lubrication acts from here to rupture
+    "min_separation": 1e-5,         # m, lubrication acts from here to rupture (v dt << it)
     "film": 5e-11,                  # m^3 on each sphere
     "max_bridge_volume": 1e-10,     # m^3
     "speeds": "0.1,0.2,0.4,0.6,0.8,1.2,2",  # m/s, relative approach speeds
