@@ -23,6 +23,7 @@ The drivers::
     compression      cyclic compression with MC-DEM (Brodu et al. 2015)
     rotating_drum    an STL drum with lifters: angle of repose and torque against speed
     hopper           discharge through conical STL hoppers, Beverloo's law
+    wet_collision    two wet spheres: restitution against the Stokes number
     triaxial         the triaxial test (Goetz & Poeschel Sect. 3.1): driver, control,
                      preparation, report
     export_surface   a membrane surface from an output or checkpoint file to STL, OBJ, ...

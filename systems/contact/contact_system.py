@@ -72,6 +72,8 @@ class ContactSystem(System):
     geometry: ModuleType = None
     #: further template modules the geometry uses (a rigid object's shape)
     templates: tuple = ()
+    #: the geometry's candidate search covers a law's reach (``systems.contact.law``)
+    supports_reach: bool = False
 
     def __init__(self, law, model=None, check_time_step: bool = True):
         self.law = law
@@ -100,6 +102,11 @@ class ContactSystem(System):
         check_time_step(world, self.law, self.check_time_step)
 
     def _bound_again(self, bound) -> None:
+        if bound.reach > 0.0 and not self.supports_reach:
+            raise InputError(f"{type(self).__name__}: the {self.law.name} law acts beyond contact "
+                             f"(reach {bound.reach:.3g} m), which this geometry's candidate "
+                             "search does not cover; use it with particle pairs (ContactForces) "
+                             "or walls (WallContacts), and a law without a reach here")
         kernels = contact_kernels(self.geometry, bound.function,
                                   self.model.template if self.model is not None else None,
                                   self.templates)

@@ -108,6 +108,10 @@ class LawFunction:
     passed (and returned) flattened, in this order; ``history_dtypes`` gives
     each field's dtype (float64 where not given). ``inputs`` names particle
     fields (scalars, FORWARD) the law reads for both bodies of a contact.
+    ``reach`` names the constant that holds the law's reach (m): the largest
+    separation (negative overlap) at which it still acts, for every material
+    pair (a liquid bridge's rupture distance); None (the default) for a law
+    that acts only while the bodies overlap.
     """
 
     fn: object
@@ -117,6 +121,7 @@ class LawFunction:
     history_widths: tuple[int, ...]
     history_dtypes: tuple = ()
     inputs: tuple[str, ...] = ()
+    reach: str | None = None
 
     @property
     def history_width(self) -> int:
@@ -147,6 +152,17 @@ class BoundLaw:
         if self.constants.shape != (len(self.function.constants),):
             raise ValueError(f"law {self.function.tag}: {len(self.function.constants)} constants "
                              f"expected, got {self.constants.shape}")
+        if self.function.reach is not None and self.function.reach not in self.function.constants:
+            raise ValueError(f"law {self.function.tag}: its reach {self.function.reach!r} is not "
+                             "one of its constants")
+
+    @property
+    def reach(self) -> float:
+        """The largest separation at which the law acts (m); 0 for a law without a reach."""
+        name = self.function.reach
+        if name is None:
+            return 0.0
+        return float(self.constants[self.function.constants.index(name)])
 
 
 def rigid_material(species_table) -> int:
@@ -178,7 +194,8 @@ def law_source(function: LawFunction, first_column: int) -> str:
     Columns of the scratch buffer from `first_column` on: the inputs (i's,
     then the partner's), the parameters, the history. Defines ``N_PARAMS``,
     ``N_HISTORY``, ``N_INPUTS``, ``INP``, ``PAR``, ``HIS``, ``COLUMNS`` and
-    the inline helpers ``load_constants``, ``evaluate_law``,
+    ``LAW_REACH`` (the law has a reach) and the inline helpers ``load_constants``,
+    ``law_reach``, ``evaluate_law``,
     ``gather_law_columns``, ``gather_inputs``, ``gather_history``,
     ``scatter_history``, ``reset_history``, ``copy_history``.
     """
@@ -187,7 +204,9 @@ def law_source(function: LawFunction, first_column: int) -> str:
     inp = first_column
     par = inp + 2 * n_in
     his = par + k
+    reach = -1 if function.reach is None else function.constants.index(function.reach)
     lines = [
+        f"LAW_REACH = {reach >= 0}",
         f"N_PARAMS = {k}",
         f"N_CONSTANTS = {c}",
         f"N_HISTORY = {h}",
@@ -201,6 +220,11 @@ def law_source(function: LawFunction, first_column: int) -> str:
         "@inline",
         "def load_constants(consts):",
         f"    return {_tuple(f'consts[{q}]' for q in range(c))}",
+        "",
+        "",
+        "@inline",
+        "def law_reach(consts):",
+        f"    return {f'consts[{reach}]' if reach >= 0 else '0.0'}",
         "",
         "",
         "@inline",

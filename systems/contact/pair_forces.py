@@ -66,6 +66,7 @@ class ContactForces(ContactSystem):
     """
 
     geometry = pair_geometry
+    supports_reach = True
     reads_ghosts = {"particles": CONTACT_READS}
 
     def __init__(self, law, max_initial_overlap: float = 0.05, check_time_step: bool = True,
@@ -106,9 +107,15 @@ class ContactForces(ContactSystem):
     def contact_key(self) -> str:
         return "pairs"
 
+    @property
+    def pair_reach(self) -> float:
+        """How far beyond contact the law acts (m, its reach: ``systems.contact.law``); the
+        neighbour search lists pairs that much farther apart."""
+        return self.bound.reach if self.bound is not None else 0.0
+
     def interaction_range(self, world) -> float:
         r = world.particles.radius
-        return 2.0 * float(r.max()) if r.size else 0.0
+        return 2.0 * float(r.max()) + self.pair_reach if r.size else 0.0
 
     def setup(self, world) -> None:
         tables = [pair_table(world)] + ([] if self.newton else [mirror_table(world)])

@@ -56,7 +56,7 @@ def touches(q, c, G, reach):
     dy = position[i, 1] - position[j, 1]
     dz = position[i, 2] - position[j, 2]
     rsum = radius[i] + radius[j]
-    if MODEL_OFFSETS:  # noqa: F821 (the model's)
+    if EXTENDED_TEST:  # noqa: F821 (the pipeline's: a model's or the law's reach)
         rsum = rsum + reach
         return np.uint8(rsum > 0.0 and rsum * rsum > dx * dx + dy * dy + dz * dz)
     return np.uint8(rsum * rsum > dx * dx + dy * dy + dz * dz)

@@ -27,7 +27,11 @@ A contact kernel is made of four parts, each written once:
   the overlap test, correct the overlap and radii the law sees, and record
   each contact's normal force;
 * the *law* (``systems.contact.law``): one scalar function, with the helpers
-  ``law_source`` generates for its parameters, history and inputs.
+  ``law_source`` generates for its parameters, history and inputs. A law that
+  acts beyond contact (a liquid bridge) declares its reach
+  (``LawFunction.reach``): the largest separation at which it acts; the
+  overlap test then selects every candidate closer than that (its overlap
+  may be negative) and the law decides what acts there.
 
 :func:`contact_kernels` compiles the four together into one module (cached on
 disk by numba like any other) and returns it; its kernel ``contacts`` is the
@@ -51,7 +55,9 @@ The geometry interface (``@template("inline")`` functions and constants)::
     candidates(G)              the number of candidates
     contact_of(q, G)           the contact index of candidate q (rows of history, flags, model)
                                (these three default to: nothing, G[0].size, q)
-    touches(q, c, G, reach)    1 if candidate q overlaps when its reach grows by reach (m)
+    touches(q, c, G, reach)    1 if candidate q overlaps when its reach grows by reach (m);
+                               reach is added only where EXTENDED_TEST (a model shifts
+                               surfaces, or the law acts beyond contact: its reach)
     gather(buf, t, q, c, G)    fill column t; returns the material pair (a, b) of the law
     bodies(q, c, G)            the particle rows (i, j) of the contact, j = -1 for no particle
     kinematics(buf, t)         the law's geometry tuple from column t (systems.contact.law)
@@ -181,11 +187,15 @@ def contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel):
     touching = 0
     events = 0
     m = 0
+    reach = law_reach(consts)  # noqa: F821 (the law's; 0 without a reach)
     for k0 in range(0, n, BLOCK):
         k1 = min(k0 + BLOCK, n)
         for q in range(k0, k1):  # no dependence between candidates: their loads overlap
             c = contact_of(q, G)  # noqa: F821
-            touched[q - k0] = touches(q, c, G, model_reach(c, M))  # noqa: F821
+            if LAW_REACH:  # noqa: F821 (the law's)
+                touched[q - k0] = touches(q, c, G, model_reach(c, M) + reach)  # noqa: F821
+            else:
+                touched[q - k0] = touches(q, c, G, model_reach(c, M))  # noqa: F821
         for q in range(k0, k1):
             c = contact_of(q, G)  # noqa: F821
             touch = np.uint8(touched[q - k0])
@@ -220,6 +230,11 @@ def _columns_source(geometry: ModuleType, model: ModuleType) -> tuple[str, int]:
     return "\n".join(lines), model_first + model.MODEL_COLUMNS
 
 
+def _reach_source(model: ModuleType, function: LawFunction) -> str:
+    """``EXTENDED_TEST``: the geometry's overlap test adds a reach (the model's, the law's)."""
+    return f"EXTENDED_TEST = {bool(model.MODEL_OFFSETS or function.reach is not None)}"
+
+
 def contact_kernels(geometry: ModuleType, function: LawFunction,
                     model: ModuleType | None = None, extra: tuple = ()) -> ModuleType:
     """The pipeline compiled for a geometry, a law function and a model (module docstring).
@@ -232,7 +247,8 @@ def contact_kernels(geometry: ModuleType, function: LawFunction,
     """
     model = model or no_model
     columns, law_first = _columns_source(geometry, model)
-    source = columns + "\n\n" + law_source(function, law_first)
+    source = "\n\n".join([columns, _reach_source(model, function),
+                            law_source(function, law_first)])
     modules = (sys.modules[__name__], *extra, geometry, model)
     tag = "__".join([geometry.__name__.rsplit(".", 1)[-1],
                      *(m.__name__.rsplit(".", 1)[-1] for m in extra),

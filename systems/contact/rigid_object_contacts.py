@@ -20,7 +20,7 @@ material (``systems.contact.law.rigid_material``) for -1.
 
 Near list: a step tests only the particles that were within ``2 skin`` of an
 object's surface (gap r - h > -2 skin, plus what a model may add to a
-contact's reach) when the list was built, by a sweep over every owned
+contact's reach, and the law's reach) when the list was built, by a sweep over every owned
 particle (``rigid_objects.build_near_list``). The list is built again after
 every domain rebuild or structural change, and when an object has moved
 more than ``skin`` since (``shape.moved_within``). In between, a particle
@@ -54,6 +54,7 @@ class RigidObjectContacts(ContactSystem):
     """Contacts of owned particles with every object of one rigid kind (module docstring)."""
 
     geometry = rigid_objects
+    supports_reach = True
     shape: ModuleType = None
     table_name: str = None
     history_prefix: str = None
@@ -117,6 +118,8 @@ class RigidObjectContacts(ContactSystem):
     def near_margin(self, world) -> float:
         """How far below zero a gap may be for the particle to stay a candidate (m)."""
         reach = self.model.reach_bound if self.model is not None else 0.0
+        if self.bound is not None and self.bound.reach > 0.0:  # a law acting beyond contact
+            reach = reach + self.bound.reach
         return 2.0 * world.skin + reach
 
     def attached(self, world) -> np.ndarray:

@@ -81,7 +81,7 @@ def touches(q, c, G, reach):
     w = G[1][q]
     nx, ny, nz, h = shape_normal(i, w, G[5], G[12])  # noqa: F821 (the shape's)
     gap = G[8][i] - h
-    if MODEL_OFFSETS:  # noqa: F821 (the model's)
+    if EXTENDED_TEST:  # noqa: F821 (the pipeline's: a model's or the law's reach)
         gap = gap + reach
     return np.uint8(gap > 0.0) & np.uint8(G[4][i] != w)
 

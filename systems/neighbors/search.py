@@ -17,6 +17,10 @@ rebuilds, re-sorting, migration and restart, whatever the row order. New
 pairs, and pairs absent from the old list, get the field's default: they
 were farther apart than the skin, hence not touching.
 
+A contact system whose law acts beyond contact (a liquid bridge) declares
+its ``pair_reach`` (m, the law's reach): the list then holds the pairs
+closer than r_i + r_j + reach + skin.
+
 The list is rebuilt only when the domain rebuilt (some particle moved more
 than half the skin), which keeps every touching pair in it in between.
 
@@ -143,6 +147,9 @@ class NeighborSearch(System):
         fixed = particles.with_ghosts("fixed")
         group = particles.with_ghosts("contact_group")
         skin = world.skin
+        reach = max((float(getattr(s, "pair_reach", 0.0)) for s in world.systems), default=0.0)
+        if reach > 0.0:  # a contact law acts beyond contact: list pairs that much farther apart
+            skin = skin + reach
         # on one rank every ghost is a periodic image of an own row: never a mirror
         find_mirrors = mirrors is not None and world.comm.size > 1
         tables = [pairs] + ([mirrors] if mirrors is not None else [])
