@@ -124,8 +124,8 @@ def _free(x, r, gap, pos, rad, head, nxt, lo, inv, dims):
 
 @kernel
 def _place(order, radius, gap, k, tries, u, pos, rad, count, head, nxt, lo, inv, dims,
-           box_lo, box_hi, max_attempts, kind, params, vertices, triangles, vlo, vinv, vdims,
-           vstates, vmargin):
+           box_lo, box_hi, max_attempts, kind, params, vertices, triangles, vhead, vdims,
+           vstates, vstart, vtris, vcentre):
     """Place grains order[k:], drawing candidates from the uniforms u (rows of 3) until they
     run out; returns (k, tries, count): the next grain, the attempts spent on it and the
     spheres in the grid. Stops early when a grain spends max_attempts."""
@@ -139,8 +139,8 @@ def _place(order, radius, gap, k, tries, u, pos, rad, count, head, nxt, lo, inv,
         m += 1
         tries += 1
         if (_free(x, r, gap, pos, rad, head, nxt, lo, inv, dims)
-                and sphere_inside(x, r + gap, kind, params, vertices, triangles, vlo, vinv,
-                                  vdims, vstates, vmargin)):
+                and sphere_inside(x, r + gap, kind, params, vertices, triangles, vhead, vdims,
+                                  vstates, vstart, vtris, vcentre)):
             for a in range(3):
                 pos[count, a] = x[a]
             rad[count] = r
@@ -207,8 +207,7 @@ def place_spheres(region: Region, radius, rng, *, existing=None, gap: float = 0.
     while k < n:
         u = rng.random((BLOCK, 3))
         k, tries, count = _place(order, radius, gap, k, tries, u, pos, rad, count, head, nxt, lo,
-                                 inv, dims, region.lo, region.hi, int(max_attempts), *arrays[:2],
-                                 *arrays[2:])
+                                 inv, dims, region.lo, region.hi, int(max_attempts), *arrays)
         if tries >= max_attempts:
             placed = order[:k]
             solid = 4 / 3 * math.pi * float(np.sum(radius[placed] ** 3))

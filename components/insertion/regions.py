@@ -12,8 +12,13 @@ candidate positions are drawn) and its volume (to turn a solid fraction into a g
   surface seen from x over 4 pi, van Oosterom and Strackee's formula per triangle) exceeds
   1/2, which is exact for a closed surface and robust to round-off near edges (unlike a ray
   parity test, no ray can graze a vertex); the sphere fits when x is inside and its distance
-  to every triangle is at least r. A coarse voxel grid classifies cells that lie wholly
-  inside or wholly outside once, so most candidates skip the per-triangle test.
+  to every triangle is at least r. A voxel grid (``classify``) speeds this up: voxels that no
+  triangle's bounding box (widened by the largest radius) reaches lie wholly inside or
+  outside, one winding number per connected group of them; a voxel near the surface lists
+  the triangles that reach it, and a sphere there is tested against those only: its
+  distance to them, and its side from the voxel centre's side (one winding number per such
+  voxel) and the parity of the triangles the segment from the centre crosses. A segment that
+  grazes an edge to round-off takes the full test.
 
 All three share one numba test (:func:`sphere_inside`) fed by ``kind`` and ``params``, so the
 insertion kernel takes any region without Python in its loop.
@@ -30,6 +35,10 @@ from ecs_dem.components.mesh.surface import Mesh
 from ecs_dem.components.mesh.validation import MeshError, boundary_edges, validate_mesh
 
 KIND_BOX, KIND_CYLINDER, KIND_MESH = 0, 1, 2
+#: the voxel grid of a region without one: (lo, 1/size, margin), dims, states, list starts,
+#: listed triangles, centre inside flags
+_NO_GRID = (np.zeros(7), np.ones(3, dtype=np.int64), np.zeros(1, dtype=np.int8),
+            np.zeros(2, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int8))
 AXES = {"x": 0, "y": 1, "z": 2}
 #: voxel states of a mesh region's classification grid
 VOXEL_UNKNOWN, VOXEL_INSIDE, VOXEL_OUTSIDE = 0, 1, 2
@@ -56,12 +65,10 @@ class Region:
     volume: float
 
     def arrays(self):
-        """(kind, params, vertices, triangles, voxel lo, voxel inv size, voxel dims, voxel
-        states, voxel margin): the arguments of :func:`sphere_inside`."""
-        empty3 = np.zeros((0, 3))
-        return (self.kind, self.params, empty3, np.zeros((0, 3), dtype=np.int64),
-                np.zeros(3), np.zeros(3), np.ones(3, dtype=np.int64),
-                np.zeros(1, dtype=np.int8), 0.0)
+        """(kind, params, vertices, triangles, *voxel grid): the arguments of
+        :func:`sphere_inside` after the sphere."""
+        return (self.kind, self.params, np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64),
+                *_NO_GRID)
 
     def contains(self, position, radius=0.0) -> np.ndarray:
         """Whether each sphere (centre position (n, 3), radius (n,) or scalar, m) lies wholly
@@ -145,27 +152,26 @@ class MeshRegion(Region):
         self._grid_margin = -1.0
 
     def classify(self, margin: float) -> None:
-        """Classify the voxel grid for spheres up to radius ``margin`` (the insertion calls
-        this with its largest radius)."""
+        """Build the voxel grid for spheres up to radius ``margin`` (the insertion calls this
+        with its largest radius): each voxel is INSIDE, OUTSIDE or, near the surface,
+        UNKNOWN with the list of the triangles that can matter there."""
         if self._voxels <= 0 or margin <= self._grid_margin:
             return
         span = self.hi - self.lo
         size = float(span.max()) / self._voxels
         dims = np.maximum(np.ceil(span / size).astype(np.int64), 1)
         inv = dims / np.maximum(span, 1e-300)
-        states = _classify_voxels(self.mesh.vertices, self.mesh.triangles, self.lo, inv, dims,
-                                  float(margin))
-        self._grid = (self.lo.copy(), inv, dims, states)
+        v, t = self.mesh.vertices, self.mesh.triangles
+        states = _classify_voxels(v, t, self.lo, inv, dims, float(margin))
+        start, tris = _voxel_lists(v, t, self.lo, inv, dims, float(margin))
+        centre = _centre_flags(v, t, self.lo, inv, dims, states, start, tris)
+        head = np.concatenate((self.lo, inv, [float(margin)]))
+        self._grid = (head, dims, states, start, tris, centre)
         self._grid_margin = float(margin)
 
     def arrays(self):
-        if self._grid is None:
-            grid = (np.zeros(3), np.zeros(3), np.ones(3, dtype=np.int64),
-                    np.zeros(1, dtype=np.int8))
-            margin = 0.0
-        else:
-            grid, margin = self._grid, self._grid_margin
-        return (self.kind, self.params, self.mesh.vertices, self.mesh.triangles, *grid, margin)
+        grid = _NO_GRID if self._grid is None else self._grid
+        return (self.kind, self.params, self.mesh.vertices, self.mesh.triangles, *grid)
 
     def __repr__(self):
         return (f"MeshRegion({len(self.mesh.triangles)} triangles, volume {self.volume:.6g} "
@@ -258,6 +264,18 @@ def _mesh_test(p, r, vertices, triangles):
 
 
 @kernel
+def _voxel_range(vertices, triangles, t, lo, inv, dims, pad, kmin, kmax):
+    """The voxels the bounding box of triangle t, widened by pad, reaches (kmin..kmax)."""
+    for a in range(3):
+        low = min(vertices[triangles[t, 0], a], vertices[triangles[t, 1], a],
+                  vertices[triangles[t, 2], a]) - pad
+        high = max(vertices[triangles[t, 0], a], vertices[triangles[t, 1], a],
+                   vertices[triangles[t, 2], a]) + pad
+        kmin[a] = min(max(int(math.floor((low - lo[a]) * inv[a])), 0), dims[a] - 1)
+        kmax[a] = min(max(int(math.floor((high - lo[a]) * inv[a])), 0), dims[a] - 1)
+
+
+@kernel
 def _classify_voxels(vertices, triangles, lo, inv, dims, margin):
     """Per voxel: UNKNOWN when some triangle's bounding box, widened by ``margin``, reaches
     into it; the other voxels form connected groups the surface does not cross (a crossing
@@ -270,13 +288,7 @@ def _classify_voxels(vertices, triangles, lo, inv, dims, margin):
     kmin = np.empty(3, dtype=np.int64)
     kmax = np.empty(3, dtype=np.int64)
     for t in range(triangles.shape[0]):
-        for a in range(3):
-            low = min(vertices[triangles[t, 0], a], vertices[triangles[t, 1], a],
-                      vertices[triangles[t, 2], a]) - margin
-            high = max(vertices[triangles[t, 0], a], vertices[triangles[t, 1], a],
-                       vertices[triangles[t, 2], a]) + margin
-            kmin[a] = min(max(int(math.floor((low - lo[a]) * inv[a])), 0), dims[a] - 1)
-            kmax[a] = min(max(int(math.floor((high - lo[a]) * inv[a])), 0), dims[a] - 1)
+        _voxel_range(vertices, triangles, t, lo, inv, dims, margin, kmin, kmax)
         for iz in range(kmin[2], kmax[2] + 1):
             for iy in range(kmin[1], kmax[1] + 1):
                 for ix in range(kmin[0], kmax[0] + 1):
@@ -323,7 +335,94 @@ def _classify_voxels(vertices, triangles, lo, inv, dims, margin):
 
 
 @kernel
-def sphere_inside(p, r, kind, params, vertices, triangles, vlo, vinv, vdims, vstates, vmargin):
+def _voxel_lists(vertices, triangles, lo, inv, dims, margin):
+    """Per voxel, the triangles whose bounding box widened by ``margin`` reaches it (CSR:
+    start, triangles). A sphere of radius <= margin about a point of the voxel can only touch
+    these, and a segment inside the voxel can only cross these."""
+    ncell = dims[0] * dims[1] * dims[2]
+    count = np.zeros(ncell + 1, dtype=np.int64)
+    kmin = np.empty(3, dtype=np.int64)
+    kmax = np.empty(3, dtype=np.int64)
+    for sweep in range(2):
+        if sweep == 1:
+            for c in range(ncell):
+                count[c + 1] += count[c]
+            fill = count[:ncell].copy()
+            out = np.empty(count[ncell], dtype=np.int64)
+        for t in range(triangles.shape[0]):
+            _voxel_range(vertices, triangles, t, lo, inv, dims, margin, kmin, kmax)
+            for iz in range(kmin[2], kmax[2] + 1):
+                for iy in range(kmin[1], kmax[1] + 1):
+                    for ix in range(kmin[0], kmax[0] + 1):
+                        c = ix + dims[0] * (iy + dims[1] * iz)
+                        if sweep == 0:
+                            count[c + 1] += 1
+                        else:
+                            out[fill[c]] = t
+                            fill[c] += 1
+    return count, out
+
+
+@kernel
+def _voxel_centre(c, lo, inv, dims, p):
+    ix, iy, iz = c % dims[0], (c // dims[0]) % dims[1], c // (dims[0] * dims[1])
+    p[0] = lo[0] + (ix + 0.5) / inv[0]
+    p[1] = lo[1] + (iy + 0.5) / inv[1]
+    p[2] = lo[2] + (iz + 0.5) / inv[2]
+
+
+@kernel
+def _centre_flags(vertices, triangles, lo, inv, dims, states, start, tris):
+    """Per UNKNOWN voxel: 1 when its centre is inside, 0 outside, -1 when the centre lies
+    on the surface to round-off (no reference point: such voxels take the full test)."""
+    flags = np.full(states.shape[0], -1, dtype=np.int8)
+    p = np.empty(3)
+    tiny = 1e-9 / max(inv[0], inv[1], inv[2])
+    for c in range(states.shape[0]):
+        if states[c] != VOXEL_UNKNOWN:
+            continue
+        _voxel_centre(c, lo, inv, dims, p)
+        near = False
+        for k in range(start[c], start[c + 1]):
+            t = tris[k]
+            if _triangle_d2(p[0], p[1], p[2], vertices, triangles[t, 0], triangles[t, 1],
+                            triangles[t, 2]) <= tiny * tiny:
+                near = True
+        if not near:
+            flags[c] = 1 if winding_number(p, vertices, triangles) >= 0.5 else 0
+    return flags
+
+
+@kernel
+def _segment_crosses(px, py, pz, qx, qy, qz, vertices, i, j, k):
+    """Whether the segment p-q crosses triangle (i, j, k): 1 yes, 0 no, -1 too close to
+    tell (it passes within round-off of an edge, or an end lies on the plane)."""
+    ox, oy, oz = vertices[i, 0], vertices[i, 1], vertices[i, 2]
+    ax, ay, az = vertices[j, 0] - ox, vertices[j, 1] - oy, vertices[j, 2] - oz
+    bx, by, bz = vertices[k, 0] - ox, vertices[k, 1] - oy, vertices[k, 2] - oz
+    dx, dy, dz = qx - px, qy - py, qz - pz
+    hx, hy, hz = dy * bz - dz * by, dz * bx - dx * bz, dx * by - dy * bx
+    det = ax * hx + ay * hy + az * hz
+    eps = 1e-10
+    scale = math.sqrt((dx * dx + dy * dy + dz * dz) * (ax * ax + ay * ay + az * az)
+                      * (bx * bx + by * by + bz * bz))
+    if abs(det) <= eps * scale:
+        return 0  # parallel to the plane: no crossing (touching it is the distance test's)
+    sx, sy, sz = px - ox, py - oy, pz - oz
+    u = (sx * hx + sy * hy + sz * hz) / det
+    gx, gy, gz = sy * az - sz * ay, sz * ax - sx * az, sx * ay - sy * ax
+    v = (dx * gx + dy * gy + dz * gz) / det
+    w = (bx * gx + by * gy + bz * gz) / det
+    if u < -eps or v < -eps or u + v > 1 + eps or w < -eps or w > 1 + eps:
+        return 0
+    if u < eps or v < eps or u + v > 1 - eps or w < eps or w > 1 - eps:
+        return -1
+    return 1
+
+
+@kernel
+def sphere_inside(p, r, kind, params, vertices, triangles, vhead, vdims, vstates, vstart, vtris,
+                  vcentre):
     """Whether the sphere of radius r about p lies wholly inside the region (see the module
     docstring for the three kinds)."""
     if kind == KIND_BOX:
@@ -342,33 +441,56 @@ def sphere_inside(p, r, kind, params, vertices, triangles, vlo, vinv, vdims, vst
                 rho2 += (p[a] - params[a]) ** 2
         lim = params[3] - r
         return lim >= 0.0 and rho2 <= lim * lim
-    # mesh: the voxel grid first, then the exact test
-    if vstates.shape[0] > 1:
+    # mesh: the voxel grid first, then the triangles listed for the voxel, else all of them
+    if vstates.shape[0] > 1 and r <= vhead[6]:
         c = 0
         stride = 1
-        outside_grid = False
         for a in range(3):
-            k = int(math.floor((p[a] - vlo[a]) * vinv[a]))
+            k = int(math.floor((p[a] - vhead[a]) * vhead[3 + a]))
             if k < 0 or k >= vdims[a]:
-                outside_grid = True
-                break
+                return False
             c += k * stride
             stride *= vdims[a]
-        if outside_grid:
-            return False
         if vstates[c] == VOXEL_OUTSIDE:
             return False
-        if vstates[c] == VOXEL_INSIDE and r <= vmargin:
+        if vstates[c] == VOXEL_INSIDE:
             return True
+        if vcentre[c] >= 0:
+            r2 = r * r
+            for m in range(vstart[c], vstart[c + 1]):
+                t = vtris[m]
+                if _triangle_d2(p[0], p[1], p[2], vertices, triangles[t, 0], triangles[t, 1],
+                                triangles[t, 2]) < r2:
+                    return False
+            # inside like the voxel's centre unless the segment to it crosses the surface
+            # an odd number of times
+            ix, iy, iz = c % vdims[0], (c // vdims[0]) % vdims[1], c // (vdims[0] * vdims[1])
+            cx = vhead[0] + (ix + 0.5) / vhead[3]
+            cy = vhead[1] + (iy + 0.5) / vhead[4]
+            cz = vhead[2] + (iz + 0.5) / vhead[5]
+            inside = vcentre[c] == 1
+            clear = True
+            for m in range(vstart[c], vstart[c + 1]):
+                t = vtris[m]
+                cross = _segment_crosses(cx, cy, cz, p[0], p[1], p[2], vertices, triangles[t, 0],
+                                         triangles[t, 1], triangles[t, 2])
+                if cross < 0:
+                    clear = False
+                    break
+                if cross == 1:
+                    inside = not inside
+            if clear:
+                return inside
     return _mesh_test(p, r, vertices, triangles)
 
 
 @kernel
-def _inside_many(x, r, kind, params, vertices, triangles, vlo, vinv, vdims, vstates, vmargin):
+def _inside_many(x, r, kind, params, vertices, triangles, vhead, vdims, vstates, vstart, vtris,
+                 vcentre):
     out = np.empty(x.shape[0], dtype=np.bool_)
     for i in range(x.shape[0]):
-        out[i] = sphere_inside(x[i], r[i], kind, params, vertices, triangles, vlo, vinv, vdims,
-                               vstates, vmargin)
+        out[i] = sphere_inside(x[i], r[i], kind, params, vertices, triangles, vhead, vdims,
+                               vstates, vstart, vtris, vcentre)
     return out
 
 
