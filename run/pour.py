@@ -2,8 +2,15 @@
 
 About 5,000 Hertz-Mindlin spheres (radius 1.5-2.5 mm, a soft glass-like
 material) start on a loose jittered lattice above the floor of a box with
-four side walls, fall and settle. Output goes to ``output/pour.h5``:
-snapshots of the particles every ``snapshot_every`` steps and a diagnostics
+four side walls, fall and settle. Radii are uniform between radius_min and
+radius_max unless ``psd`` names a particle size distribution
+(ecs_dem.components.insertion: uniform, normal or lognormal between the
+diameters 2 radius_min and 2 radius_max, by ``psd_basis``, or a CSV file of
+diameters and cumulative fractions); ``insertion = "random"`` places the
+grains at random without overlaps in a box above the floor at solid fraction
+``insert_fraction`` instead of the lattice. With a ``psd``, the inserted
+sizes are checked against it in ``<output stem>_psd.csv`` and ``.png``.
+Output goes to ``output/pour.h5``: snapshots of the particles every ``snapshot_every`` steps and a diagnostics
 time series (kinetic energy, contacts, wall forces) every ``diagnostics_every``
 steps. The run ends with the fraction of kinetic energy left and the
 pressure on the floor against the weight of the bed.
@@ -11,6 +18,8 @@ pressure on the floor against the weight of the bed.
     python run/pour.py                          # defaults, about 10 s
     python run/pour.py --set particles=20000 --set duration=0.8
     python run/pour.py --config my_pour.toml --show-config
+    python run/pour.py --set psd=lognormal --set psd_mean=4e-3 --set psd_spread=0.2 \
+        --set psd_basis=volume --set insertion=random
 """
 from __future__ import annotations
 
@@ -22,10 +31,14 @@ import numpy as np
 
 from ecs_dem import Box, World, observe
 from ecs_dem.comm import default_comm
+from ecs_dem.components.insertion.check import write_check
+from ecs_dem.components.insertion.insert import InsertionError, insert
+from ecs_dem.components.insertion.psd import psd_from_config, uniform
+from ecs_dem.components.insertion.regions import BoxRegion
 from ecs_dem.components.particles import add_particles
 from ecs_dem.components.species import add_species, species_ranges
 from ecs_dem.components.walls import add_wall
-from ecs_dem.driver import run_driver
+from ecs_dem.driver import on_rank_0, run_driver
 from ecs_dem.errors import ConfigValueError
 from ecs_dem.runner import RUN_DEFAULTS
 from ecs_dem.io.hdf5_output import Hdf5Output, SnapshotWriter
@@ -43,6 +56,12 @@ DEFAULTS = {
     "particles": 5000,
     "radius_min": 1.5e-3,          # m
     "radius_max": 2.5e-3,          # m
+    "psd": "",                     # "": uniform radii; uniform, normal, lognormal or a CSV file
+    "psd_basis": "number",         # number, length, surface or volume: what the PSD's fractions count
+    "psd_mean": 0.0,               # m, diameter: normal mean, lognormal median
+    "psd_spread": 0.0,             # normal: std of the diameter (m); lognormal: std of ln d
+    "insertion": "lattice",        # lattice (jittered) or random (no overlaps, in a box)
+    "insert_fraction": 0.25,       # random insertion: solid fraction of the insertion box
     "box_width": 0.08,             # m, square footprint
     "youngs_modulus": 1e7,         # Pa (soft, to allow a larger time step)
     "poisson_ratio": 0.3,
@@ -69,6 +88,9 @@ RANGES = (
     ("radius_min", 0.0, math.inf, False),
     ("radius_max", 0.0, math.inf, False),
     ("box_width", 0.0, math.inf, False),
+    ("psd_mean", 0.0, math.inf, True),
+    ("psd_spread", 0.0, math.inf, True),
+    ("insert_fraction", 0.0, 0.4, "(]"),
     *species_ranges(youngs_modulus="youngs_modulus", poisson_ratio="poisson_ratio",
                     density="density", restitution="restitution", friction="friction",
                     rolling_friction="rolling_friction"),
@@ -83,7 +105,8 @@ RANGES = (
     ("checkpoint_every", 0, math.inf, True),
 )
 #: what a restart must share with its checkpoint (ecs_dem.runner.check_restart)
-IDENTITY = ("particles", "radius_min", "radius_max", "box_width", "youngs_modulus", "poisson_ratio",
+IDENTITY = ("particles", "radius_min", "radius_max", "psd", "psd_basis", "psd_mean", "psd_spread",
+            "insertion", "insert_fraction", "box_width", "youngs_modulus", "poisson_ratio",
             "density", "restitution", "friction", "rolling_friction", "gravity", "seed")
 
 
@@ -103,16 +126,50 @@ def lattice_positions(n: int, width: float, spacing: float, rng) -> np.ndarray:
     return pos
 
 
+def size_distribution(cfg: dict):
+    """The PSD the config names, or None (radii uniform in [radius_min, radius_max])."""
+    if not str(cfg["psd"]).strip():
+        return None
+    return psd_from_config(cfg["psd"], d_min=2 * cfg["radius_min"], d_max=2 * cfg["radius_max"],
+                           basis=cfg["psd_basis"], mean=cfg["psd_mean"], spread=cfg["psd_spread"])
+
+
+def initial_packing(cfg: dict, rng, psd) -> tuple[np.ndarray, np.ndarray, float]:
+    """Positions, radii and the height of the box, on the lattice or inserted at random."""
+    n, width = cfg["particles"], cfg["box_width"]
+    rmax = cfg["radius_max"] if psd is None else 0.5 * psd.d_max
+    if cfg["insertion"] == "lattice":
+        spacing = 2.2 * rmax
+        pos = lattice_positions(n, width, spacing, rng)
+        radius = (rng.uniform(cfg["radius_min"], cfg["radius_max"], n) if psd is None
+                  else psd.sample_radii(n, rng))
+        return pos, radius, float(pos[:, 2].max()) + spacing
+    if cfg["insertion"] != "random":
+        raise ConfigValueError(f"insertion = {cfg['insertion']!r}: use lattice or random")
+    psd = psd or uniform(2 * cfg["radius_min"], 2 * cfg["radius_max"])
+    if width <= 2 * rmax:
+        raise ConfigValueError(f"box_width {width} m is not wider than the largest grain "
+                               f"({2 * rmax:.4g} m): widen the box or use smaller grains")
+    height = max(n * psd.mean_volume() / (cfg["insert_fraction"] * width * width), 2.2 * rmax)
+    try:
+        grains = insert(BoxRegion((0.0, 0.0, 0.0), (width, width, height)), psd, rng, count=n)
+    except InsertionError as exc:
+        raise ConfigValueError(f"{exc}. Here: lower insert_fraction "
+                               f"({cfg['insert_fraction']})") from exc
+    return grains.position, grains.radius, height
+
+
 def build_world(cfg: dict, output: Hdf5Output | None = None, comm=None) -> World:
     rng = np.random.default_rng(cfg["seed"])
     rmin, rmax = cfg["radius_min"], cfg["radius_max"]
     if not 0 < rmin <= rmax:
         raise ConfigValueError(f"need 0 < radius_min <= radius_max (got {rmin}, {rmax}): "
                                "swap them or set them equal")
-    spacing = 2.2 * rmax
+    psd = size_distribution(cfg)
+    if psd is not None:
+        rmin, rmax = 0.5 * psd.d_min, 0.5 * psd.d_max
+    pos, radius, height = initial_packing(cfg, rng, psd)
     width = cfg["box_width"]
-    pos = lattice_positions(cfg["particles"], width, spacing, rng)
-    height = float(pos[:, 2].max()) + spacing
     box = Box((0.0, 0.0, 0.0), (width, width, height))
     dt = cfg["dt_fraction"] * float(rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
                                                    cfg["poisson_ratio"]))
@@ -121,8 +178,11 @@ def build_world(cfg: dict, output: Hdf5Output | None = None, comm=None) -> World
     add_species(world, youngs_modulus=cfg["youngs_modulus"], poisson_ratio=cfg["poisson_ratio"],
                 density=cfg["density"], restitution=cfg["restitution"], friction=cfg["friction"],
                 rolling_friction=cfg["rolling_friction"])
-    radius = rng.uniform(rmin, rmax, pos.shape[0])
     add_particles(world, pos, radius, 0)
+    if psd is not None and output is not None:
+        stem = Path(cfg["output"]).with_suffix("")
+        on_rank_0(world, write_check, f"{stem}_psd", psd, 2 * radius,
+                  title=f"pour: {radius.size} grains against the requested PSD")
     for point, normal in (((0, 0, 0), (0, 0, 1)), ((0, 0, 0), (1, 0, 0)), ((width, 0, 0), (-1, 0, 0)),
                           ((0, 0, 0), (0, 1, 0)), ((0, width, 0), (0, -1, 0))):
         add_wall(world, point, normal)

@@ -133,7 +133,8 @@ from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.systems.walls.motion import WallMotion
 
 from .control import BOTTOM, TOP, RadialLoad, TriaxialControl, create_state_table, is_done
-from .preparation import PREPARATION_DEFAULTS, grain_count, packing
+from .preparation import (PREPARATION_DEFAULTS, PSD_DEFAULTS, grain_count, packing,
+                          size_distribution)
 from .report import write_case_report, write_run_csv
 
 CASES = {
@@ -153,6 +154,7 @@ DEFAULTS = {
     "grain_density": 2500.0, "grain_restitution": 0.5,
     **CASES["small"],
     **PREPARATION_DEFAULTS,
+    **PSD_DEFAULTS,
     # membrane (Table 2, Sect. 3.1)
     "membrane_modulus": 1.25e6, "membrane_poisson": 1 / 3, "membrane_thickness": 3e-4,
     "membrane_friction": 1.2, "membrane_density": 1100.0, "membrane_restitution": 0.5,
@@ -262,6 +264,7 @@ RANGES = (
     # the preparation (preparation.py)
     ("prep_start_scale", 0.0, 1.0, "(]"), ("prep_speed", 0.0, math.inf, True),
     ("prep_grow_time", 0.0, math.inf, False), ("prep_relax_time", 0.0, math.inf, True),
+    ("psd_mean", 0.0, math.inf, True), ("psd_spread", 0.0, math.inf, True),
     # the materials, as add_species and add_membrane accept them, so that a bad one stops
     # the run before its sample is prepared, not after
     *species_ranges(grain_modulus="youngs_modulus", grain_poisson="poisson_ratio",
@@ -278,7 +281,8 @@ RANGES = (
 #: sample, the membrane and the test; time step, output, equilibrium and stop criteria
 #: may change (the run then departs from the uninterrupted one, and says so)
 IDENTITY = ("case", "model", "seed", "radius", "height", "solid_fraction", "grains",
-            "radius_min", "radius_max", "grain_modulus", "grain_poisson", "grain_friction",
+            "radius_min", "radius_max", "psd", "psd_basis", "psd_mean", "psd_spread",
+            "grain_modulus", "grain_poisson", "grain_friction",
             "grain_density", "grain_restitution", "membrane_modulus", "membrane_poisson",
             "membrane_thickness", "membrane_friction", "membrane_density",
             "membrane_restitution", "membrane_damping", "bending_stiffness", "bending_damping",
@@ -304,7 +308,11 @@ def check_sample(cfg: dict) -> None:
             f"for grains of radius up to {cfg['radius_max']!r} m: it needs two grains across "
             "and two above each other (radius >= 2 radius_max, height >= 4 radius_max)")
     a, b = cfg["radius_min"], cfg["radius_max"]
-    grain_volume = math.pi / 3 * (b**4 - a**4) / (b - a) if b > a else 4 / 3 * math.pi * a**3
+    psd = size_distribution(cfg)
+    if psd is not None:
+        grain_volume = psd.mean_volume()
+    else:
+        grain_volume = math.pi / 3 * (b**4 - a**4) / (b - a) if b > a else 4 / 3 * math.pi * a**3
     filled = grain_count(cfg) * grain_volume / (math.pi * cfg["radius"] ** 2 * cfg["height"])
     if filled < MIN_SOLID_FRACTION:
         raise ConfigValueError(

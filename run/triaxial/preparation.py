@@ -4,12 +4,17 @@ Procedure (Goetz & Poeschel 2023, Sect. 3.1: random insertion without
 contacts, then the Lubachevsky-Stillinger algorithm), reproducible from the
 seed:
 
-1. Radii uniform in [radius_min, radius_max]; the grain count fills the
-   cylinder (radius R, height h) to ``solid_fraction`` (``grains`` > 0 sets
-   it instead).
+1. Radii uniform in [radius_min, radius_max], or drawn from the size
+   distribution ``psd`` names (ecs_dem.components.insertion: uniform, normal
+   or lognormal between the diameters 2 radius_min and 2 radius_max, by
+   ``psd_basis``, or a CSV file whose sizes lie in that range); the grain
+   count fills the cylinder (radius R, height h) to ``solid_fraction``
+   (``grains`` > 0 sets it instead).
 2. Insertion: at ``prep_start_scale`` of their radii, grains are placed at
    random, uniformly in the cylinder, rejecting any that would touch an
-   earlier one, and given random velocities of ``prep_speed``.
+   earlier one, and given random velocities of ``prep_speed``. With a
+   ``psd`` the insertion module places them, largest first, with its cell
+   grid.
 3. Growth (Lubachevsky-Stillinger): the radii grow linearly to their full
    size over ``prep_grow_time``, in steps of at most an eighth of the skin
    with a neighbour rebuild at each, while the grains collide (Hertz,
@@ -41,6 +46,9 @@ import numba
 import numpy as np
 
 from ecs_dem import Box, InputError, World, observe
+from ecs_dem.components.insertion.insert import InsertionError, place_spheres
+from ecs_dem.components.insertion.psd import psd_from_config
+from ecs_dem.components.insertion.regions import CylinderRegion
 from ecs_dem.components.membranes import add_membrane
 from ecs_dem.components.mesh.generators import cylinder
 from ecs_dem.components.particles import add_particles, create_particle_table, fix_particles
@@ -69,6 +77,15 @@ PREPARATION_DEFAULTS = {
     "prep_restitution": 0.3,
     "prep_grow_time": 0.03,        # s
     "prep_relax_time": 0.02,       # s
+}
+
+#: the size distribution (strings: kept out of the float key of the packing cache, which
+#: gets the distribution's classes instead)
+PSD_DEFAULTS = {
+    "psd": "",                     # "": uniform radii; uniform, normal, lognormal or a CSV file
+    "psd_basis": "number",         # number, length, surface or volume
+    "psd_mean": 0.0,               # m, diameter: normal mean, lognormal median
+    "psd_spread": 0.0,             # normal: std of the diameter (m); lognormal: std of ln d
 }
 
 #: the keys a cached packing must match
@@ -111,19 +128,56 @@ class GrowRadii(System):
         world.request_rebuild()
 
 
+def size_distribution(cfg: dict):
+    """The PSD the config names (diameters between 2 radius_min and 2 radius_max), or None
+    (radii uniform in [radius_min, radius_max])."""
+    if not str(cfg.get("psd", "")).strip():
+        return None
+    lo, hi = 2 * cfg["radius_min"], 2 * cfg["radius_max"]
+    psd = psd_from_config(cfg["psd"], d_min=lo, d_max=hi, basis=cfg["psd_basis"],
+                          mean=cfg["psd_mean"], spread=cfg["psd_spread"])
+    if psd.d_min < lo * (1 - 1e-12) or psd.d_max > hi * (1 + 1e-12):
+        raise InputError(f"triaxial: the PSD's diameters {psd.d_min:.6g}-{psd.d_max:.6g} m leave "
+                         f"[2 radius_min, 2 radius_max] = [{lo:.6g}, {hi:.6g}] m: set radius_min "
+                         "and radius_max to cover them (the time step and skin follow from them)")
+    return psd
+
+
 def grain_count(cfg: dict) -> int:
     if int(cfg["grains"]) > 0:
         return int(cfg["grains"])
     a, b = cfg["radius_min"], cfg["radius_max"]
-    mean_cube = (b**4 - a**4) / (4 * (b - a)) if b > a else a**3
+    psd = size_distribution(cfg)
+    if psd is not None:
+        mean_cube = psd.moment(3) / 8
+    else:
+        mean_cube = (b**4 - a**4) / (4 * (b - a)) if b > a else a**3
     volume = math.pi * cfg["radius"] ** 2 * cfg["height"]
     return max(int(round(cfg["solid_fraction"] * volume / (4 / 3 * math.pi * mean_cube))), 1)
+
+
+def packing_key(cfg: dict) -> np.ndarray:
+    """What a cached packing must match: the PACKING_KEYS and, with a psd, its classes."""
+    key = [float(cfg[k]) for k in PACKING_KEYS]
+    psd = size_distribution(cfg)
+    if psd is not None:
+        key += [float(psd.basis), *psd.edges, *psd.weights]
+    return np.array(key)
 
 
 def insert(cfg: dict, rng) -> tuple[np.ndarray, np.ndarray]:
     """Random positions without contacts at the start scale, radii at full size."""
     n = grain_count(cfg)
     R, h, s0 = cfg["radius"], cfg["height"], cfg["prep_start_scale"]
+    psd = size_distribution(cfg)
+    if psd is not None:
+        radius = psd.sample_radii(n, rng)
+        try:
+            position = place_spheres(CylinderRegion((0.0, 0.0, 0.0), R, h), s0 * radius, rng)
+        except InsertionError as exc:
+            raise InputError(f"triaxial preparation: {exc}. Here: lower prep_start_scale "
+                             f"({s0}) or the solid fraction") from exc
+        return position, radius
     radius = rng.uniform(cfg["radius_min"], cfg["radius_max"], n)
     position = np.empty((n, 3))
     for k in range(n):
@@ -240,7 +294,7 @@ def prepare(cfg: dict, comm=None, log=print) -> dict:
 def packing(cfg: dict, path: Path, comm, log=print) -> dict:
     """The cached packing at `path` if it was made with these parameters, else a new one
     (written to `path` by rank 0)."""
-    key = np.array([float(cfg[k]) for k in PACKING_KEYS])
+    key = packing_key(cfg)
     if path.is_file():
         try:
             with np.load(path) as f:
