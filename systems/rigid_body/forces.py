@@ -14,14 +14,14 @@ system list in its set-up, so the set-up's force pass sums the first forces too.
 from __future__ import annotations
 
 from ecs_dem.jit import kernel
-from ecs_dem.system import Stage, System
+from ecs_dem.system import Stage
 
-from .placement import BodyRows
+from .placement import PebbleSystem
 from .quaternion import rotate
 
 
 @kernel
-def sum_onto_bodies(pebbles, rows, offset, force, torque, orientation, body_force, body_torque):
+def sum_onto_bodies(pebbles, rows, offset, orientation, body_force, body_torque, force, torque):
     for t in range(pebbles.size):
         i = pebbles[t]
         k = rows[t]
@@ -36,20 +36,11 @@ def sum_onto_bodies(pebbles, rows, offset, force, torque, orientation, body_forc
         body_torque[k, 2] += (r0 * f1 - r1 * f0) + torque[i, 2]
 
 
-class BodyForces(System):
+class BodyForces(PebbleSystem):
     stage = Stage.FORCES
     reads = {"particles": ("force", "torque", "body", "body_offset")}
     reads_ghosts = {"bodies": ("orientation",)}
     accumulates = {"bodies": ("force", "torque")}
-
-    def __init__(self):
-        self.body_rows = BodyRows()
-
-    def run(self, world) -> None:
-        pebbles, rows = self.body_rows(world)
-        if pebbles.size == 0:
-            return
-        p, b = world.particles, world.tables["bodies"]
-        sum_onto_bodies(pebbles, rows, p.body_offset, p.force, p.torque,
-                        b.with_ghosts("orientation"), b.with_ghosts("force"),
-                        b.with_ghosts("torque"))
+    body_fields = ("orientation", "force", "torque")
+    pebble_fields = ("force", "torque")
+    kernel = staticmethod(sum_onto_bodies)

@@ -74,16 +74,22 @@ def spin(q, L, moments, w):
                               p2 / moments[2])
 
 
+@inline
+def kick(b, half, mass, force, torque, velocity, momentum):
+    """v += dt/2 F/M; L += dt/2 T of body b."""
+    dtfm = half / mass[b]
+    for a in range(3):
+        velocity[b, a] += dtfm * force[b, a]
+        momentum[b, a] += half * torque[b, a]
+
+
 @kernel
 def first_half(n, mass, moments, force, torque, com, velocity, orientation, momentum,
                angular_velocity, displacement, previous, dt):
     """The first half on bodies [0, n) (module docstring)."""
     half = 0.5 * dt
     for b in range(n):
-        dtfm = half / mass[b]
-        for a in range(3):
-            velocity[b, a] += dtfm * force[b, a]
-            momentum[b, a] += half * torque[b, a]
+        kick(b, half, mass, force, torque, velocity, momentum)
         for a in range(4):
             previous[b, a] = orientation[b, a]
         q0, q1, q2, q3 = free_rotor(orientation[b], momentum[b], moments[b, 0], moments[b, 1],
@@ -104,10 +110,7 @@ def second_half(n, mass, moments, force, torque, velocity, orientation, momentum
                 angular_velocity, dt):
     half = 0.5 * dt
     for b in range(n):
-        dtfm = half / mass[b]
-        for a in range(3):
-            velocity[b, a] += dtfm * force[b, a]
-            momentum[b, a] += half * torque[b, a]
+        kick(b, half, mass, force, torque, velocity, momentum)
         spin(orientation[b], momentum[b], moments[b], angular_velocity[b])
 
 

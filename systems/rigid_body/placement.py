@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ecs_dem.errors import StateError
-from ecs_dem.jit import kernel
+from ecs_dem.jit import inline, kernel
 from ecs_dem.system import Stage, System
 from ecs_dem.table import Table
 
@@ -54,6 +54,18 @@ class BodyRows:
         return self.value
 
 
+@inline
+def move_with(i, k, r0, r1, r2, body_velocity, body_spin, velocity, angular_velocity):
+    """Pebble i moves with body k at arm r: v = v_k + w_k x r, w = w_k."""
+    w0, w1, w2 = body_spin[k, 0], body_spin[k, 1], body_spin[k, 2]
+    velocity[i, 0] = body_velocity[k, 0] + (w1 * r2 - w2 * r1)
+    velocity[i, 1] = body_velocity[k, 1] + (w2 * r0 - w0 * r2)
+    velocity[i, 2] = body_velocity[k, 2] + (w0 * r1 - w1 * r0)
+    angular_velocity[i, 0] = w0
+    angular_velocity[i, 1] = w1
+    angular_velocity[i, 2] = w2
+
+
 @kernel
 def place(pebbles, rows, offset, displacement, orientation, previous, body_velocity,
           body_spin, position, velocity, angular_velocity):
@@ -68,13 +80,7 @@ def place(pebbles, rows, offset, displacement, orientation, previous, body_veloc
         position[i, 0] += displacement[k, 0] + (r0 - s0)
         position[i, 1] += displacement[k, 1] + (r1 - s1)
         position[i, 2] += displacement[k, 2] + (r2 - s2)
-        w0, w1, w2 = body_spin[k, 0], body_spin[k, 1], body_spin[k, 2]
-        velocity[i, 0] = body_velocity[k, 0] + (w1 * r2 - w2 * r1)
-        velocity[i, 1] = body_velocity[k, 1] + (w2 * r0 - w0 * r2)
-        velocity[i, 2] = body_velocity[k, 2] + (w0 * r1 - w1 * r0)
-        angular_velocity[i, 0] = w0
-        angular_velocity[i, 1] = w1
-        angular_velocity[i, 2] = w2
+        move_with(i, k, r0, r1, r2, body_velocity, body_spin, velocity, angular_velocity)
 
 
 @kernel
@@ -85,13 +91,27 @@ def set_velocities(pebbles, rows, offset, orientation, body_velocity, body_spin,
         k = rows[t]
         q = orientation[k]
         r0, r1, r2 = rotate(q[0], q[1], q[2], q[3], offset[i, 0], offset[i, 1], offset[i, 2])
-        w0, w1, w2 = body_spin[k, 0], body_spin[k, 1], body_spin[k, 2]
-        velocity[i, 0] = body_velocity[k, 0] + (w1 * r2 - w2 * r1)
-        velocity[i, 1] = body_velocity[k, 1] + (w2 * r0 - w0 * r2)
-        velocity[i, 2] = body_velocity[k, 2] + (w0 * r1 - w1 * r0)
-        angular_velocity[i, 0] = w0
-        angular_velocity[i, 1] = w1
-        angular_velocity[i, 2] = w2
+        move_with(i, k, r0, r1, r2, body_velocity, body_spin, velocity, angular_velocity)
+
+
+class PebbleSystem(System):
+    """A system that runs `kernel(pebbles, rows, body_offset, *bodies' body_fields with
+    ghosts, *particles' pebble_fields)` over the owned pebbles."""
+
+    body_fields: tuple = ()
+    pebble_fields: tuple = ()
+    kernel = None
+
+    def __init__(self):
+        self.body_rows = BodyRows()
+
+    def run(self, world) -> None:
+        pebbles, rows = self.body_rows(world)
+        if pebbles.size == 0:
+            return
+        p, b = world.particles, world.tables["bodies"]
+        self.kernel(pebbles, rows, p.body_offset, *(b.with_ghosts(f) for f in self.body_fields),
+                    *p.views(self.pebble_fields))
 
 
 PLACE_BODY = ("displacement", "orientation", "previous_orientation", "velocity",
@@ -99,46 +119,27 @@ PLACE_BODY = ("displacement", "orientation", "previous_orientation", "velocity",
 PLACE_PEBBLE = ("position", "velocity", "angular_velocity")
 
 
-class PlacePebbles(System):
+class PlacePebbles(PebbleSystem):
     """Positions and velocities of the owned pebbles after the bodies' first half."""
 
     stage = Stage.INTEGRATE_FIRST
     reads = {"particles": ("body", "body_offset")}
     reads_ghosts = {"bodies": PLACE_BODY}
     writes = {"particles": PLACE_PEBBLE}
-
-    def __init__(self):
-        self.body_rows = BodyRows()
+    body_fields, pebble_fields, kernel = PLACE_BODY, PLACE_PEBBLE, staticmethod(place)
 
     def interaction_range(self, world) -> float:
         from ecs_dem.components.clumps.bodies import body_reach
         return body_reach(world)
 
-    def run(self, world) -> None:
-        pebbles, rows = self.body_rows(world)
-        if pebbles.size == 0:
-            return
-        p, b = world.particles, world.tables["bodies"]
-        place(pebbles, rows, p.body_offset, *(b.with_ghosts(f) for f in PLACE_BODY),
-              *p.views(PLACE_PEBBLE))
 
-
-class PebbleVelocities(System):
+class PebbleVelocities(PebbleSystem):
     """Velocities of the owned pebbles after the bodies' second half."""
 
     stage = Stage.INTEGRATE_SECOND
     reads = {"particles": ("body", "body_offset")}
     reads_ghosts = {"bodies": ("orientation", "velocity", "angular_velocity")}
     writes = {"particles": ("velocity", "angular_velocity")}
-
-    def __init__(self):
-        self.body_rows = BodyRows()
-
-    def run(self, world) -> None:
-        pebbles, rows = self.body_rows(world)
-        if pebbles.size == 0:
-            return
-        p, b = world.particles, world.tables["bodies"]
-        set_velocities(pebbles, rows, p.body_offset, b.with_ghosts("orientation"),
-                       b.with_ghosts("velocity"), b.with_ghosts("angular_velocity"),
-                       p.velocity, p.angular_velocity)
+    body_fields = ("orientation", "velocity", "angular_velocity")
+    pebble_fields = ("velocity", "angular_velocity")
+    kernel = staticmethod(set_velocities)
