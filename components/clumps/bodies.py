@@ -138,13 +138,20 @@ def _rows_of(name: str, value, n: int, width: int, default) -> np.ndarray:
 
 def add_clumps(world, template: ClumpTemplate, positions, orientations=None, species=0, *,
                velocity=None, angular_velocity=None) -> slice:
-    """Add one clump of `template` at each of `positions` (centres of mass, (n, 3) m).
+    """Add one clump of `template` at each of `positions`.
 
-    orientations : (n, 4) or (4,) unit quaternions (w, x, y, z), body -> space; default
-        identity (the body's principal axes along x, y, z; ``template.given_orientation``
-        puts a template back as its pebbles were given). Normalised here.
-    species : the pebbles' material; its density gives the body's mass and moments.
-    velocity, angular_velocity : (n, 3) or (3,) [m/s], [rad/s], space frame; default 0.
+    Parameters
+    ----------
+    positions : (n, 3) float [m]
+        The centres of mass.
+    orientations : (n, 4) or (4,) float
+        Unit quaternions (w, x, y, z), body -> space; default the identity (the body's
+        principal axes along x, y, z; ``template.given_orientation`` puts a template back
+        as its pebbles were given). Normalised here.
+    species : int
+        The pebbles' material; its density gives the body's mass and moments.
+    velocity, angular_velocity : (n, 3) or (3,) float [m/s], [rad/s]
+        Space frame; default 0.
 
     Build clumps before the first step, identically on every rank (like particles).
     Returns the slice of the new rows of ``bodies``.

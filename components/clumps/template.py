@@ -118,12 +118,17 @@ def clump_template(centres=None, radii=None, *, surface: Mesh | None = None,
                    name: str = "clump", **fill) -> ClumpTemplate:
     """A template from pebbles or from a closed surface.
 
-    centres, radii : (n, 3), (n,) [m], pebbles in any frame.
-    surface : a closed Mesh; without pebbles they fill it (``fill_mesh(surface, **fill)``:
-        pebbles=, tolerance=, min_radius=, voxel=).
-    mass_properties : "spheres" (sum over non-overlapping pebbles, exact; the default for
-        pebbles), "voxels" (the union of the pebbles on a grid of side `voxel`), or
-        "surface" (the exact integrals of the closed surface; the default with a surface).
+    Parameters
+    ----------
+    centres, radii : (n, 3), (n,) float [m]
+        Pebbles in any frame.
+    surface : Mesh
+        A closed surface; without pebbles they fill it (``fill_mesh(surface, **fill)``
+        with pebbles=, tolerance=, min_radius=, voxel=).
+    mass_properties : str
+        "spheres" (sum over non-overlapping pebbles, exact; the default for pebbles),
+        "voxels" (the union of the pebbles on a grid of side `voxel`), or "surface" (the
+        exact integrals of the closed surface; the default with a surface).
     """
     filling = None
     if surface is not None:

@@ -3,10 +3,10 @@
 ranks.
 
 First half (INTEGRATE_FIRST, after the bodies' drift), per owned pebble with body-frame
-offset b and body row k:
+offset b and body row k (d: the centre's displacement, q': the orientation before the
+drift; ``integrator``)::
 
-    x += d_k + R(q_k) b - R(q'_k) b     (d: the centre's displacement, q': the orientation
-                                         before the drift; ``integrator``)
+    x += d_k + R(q_k) b - R(q'_k) b
     v = v_k + w_k x R(q_k) b;   w = w_k
 
 The position moves by the body's motion rather than being set from the centre: the
