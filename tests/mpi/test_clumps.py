@@ -14,6 +14,7 @@ from clump_scenarios import body_state, mixed_pour
 from helpers import straight_and_resumed
 
 from ecs_dem.comm import SerialComm, default_comm
+from ecs_dem.io.checkpoint import restart, write_checkpoint
 
 pytestmark = pytest.mark.mpi(min_size=2)
 
@@ -64,8 +65,7 @@ def test_body_trajectories_match_the_one_rank_run():
 
 def test_restart_continues_bit_for_bit(tmp_path_factory):
     comm = default_comm()
-    path = comm.world.bcast(str(tmp_path_factory.mktemp("clumps") / "c.h5") if comm.rank == 0
-                            else None)
+    path = comm.broadcast_object(str(tmp_path_factory.mktemp("clumps") / "c.h5"))
     build = lambda: mixed_pour(comm, balance_every=100, sideways=1.0, debug=False)
     straight, resumed = straight_and_resumed(build, path, 300, 200)
     a, b = body_state(straight), body_state(resumed)
@@ -77,3 +77,25 @@ def test_declarations_hold_on_several_ranks():
     world = mixed_pour(default_comm(), cells=(3, 3, 2), sideways=1.0)
     world.run(60)
     assert world.comm.sum(world.bodies.n_owned) == sum(k % 4 != 3 for k in range(18))
+
+
+def test_one_rank_checkpoint_continues_on_several_ranks(tmp_path_factory):
+    """A 1-rank checkpoint restarted on `size` ranks: the bodies are redistributed with
+    their anchor pebbles and continue as the uninterrupted 1-rank run (to 1e-9)."""
+    comm = default_comm()
+    path = comm.broadcast_object(str(tmp_path_factory.mktemp("clumps") / "one.h5"))
+    build = lambda c: mixed_pour(c, balance_every=100, sideways=1.0, debug=False)
+    one = build(SerialComm())
+    one.run(300)
+    if comm.rank == 0:
+        write_checkpoint(one, path)
+    comm.barrier()
+    one.run(300)
+    par = build(comm)
+    restart(par, path)
+    assert comm.min(par.bodies.n_owned) > 0
+    par.run(300)
+    a, b = body_state(par), body_state(one)
+    for f in a:
+        scale = max(float(np.abs(b[f]).max()), 1e-2)
+        np.testing.assert_allclose(a[f], b[f], rtol=0, atol=1e-9 * scale, err_msg=f)
