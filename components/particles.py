@@ -22,7 +22,8 @@ PARTICLE_FIELDS = (
     Field("radius", np.float64, (), Halo.FORWARD, 0.0, "m", "sphere radius"),
     Field("mass", np.float64, (), Halo.FORWARD, 0.0, "kg", "mass"),
     Field("inertia", np.float64, (), Halo.FORWARD, 0.0, "kg m^2",
-          "moment of inertia (sphere: 2/5 m r^2; 0: no rotational freedom)"),
+          "moment of inertia (sphere: 2/5 m r^2; 0: no rotational freedom; < 0: a pebble "
+          "of a rigid body, moved by its body: components.clumps)"),
     Field("species", np.int32, (), Halo.FORWARD, 0, "", "row of the species table"),
     Field("kind", np.int8, (), Halo.FORWARD, KIND_GRAIN, "", "0 grain, 1 membrane vertex"),
     Field("fixed", np.bool_, (), Halo.FORWARD, False, "",

@@ -3,7 +3,10 @@
 First half (INTEGRATE_FIRST): v += dt/2 F/m; x += dt v; w += dt/2 T/I.
 Second half (INTEGRATE_SECOND): v += dt/2 F/m; w += dt/2 T/I.
 Fixed rows feel no force: they move at their own (prescribed) velocity,
-x += dt v, which is zero for a particle that stays put. The first half
+x += dt v, which is zero for a particle that stays put. A pebble of a rigid body
+(inertia < 0, components.clumps.bodies) is neither kicked nor drifted: its body places
+it (systems.rigid_body); the test is folded into the kick factors the loop computes
+anyway, with no branch per row. The first half
 reports the domain's rebuild check as it drifts the rows (the largest
 squared displacement since the last rebuild, ``System.reports_displacement``):
 one pass over the positions instead of two. A row of zero
@@ -24,9 +27,10 @@ from ecs_dem.system import Stage, System
 
 @inline
 def kick_factors(half, mass, inertia, fixed):
-    """(dt/2m, dt/2I) of one row: zero for a fixed row, and the second for a row without
+    """(dt/2m, dt/2I) of one row: zero for a fixed row and for a pebble of a rigid body
+    (I < 0: its body moves it, systems.rigid_body), and the second for a row without
     rotational freedom (I = 0)."""
-    free = not fixed
+    free = not fixed and inertia >= 0.0
     dtfm = half / mass if free else 0.0
     dtfi = half / inertia if (free and inertia > 0.0) else 0.0
     return dtfm, dtfi
@@ -56,10 +60,11 @@ def kick_drift(position, velocity, angular_velocity, force, torque, mass, inerti
     v, w, f, t = flat(velocity, angular_velocity, force, torque, n)
     for i in range(n):
         dtfm, dtfi = kick_factors(half, mass[i], inertia[i], fixed[i])
+        dtx = dt if inertia[i] >= 0.0 else 0.0  # a pebble: placed by its body
         for a in range(3):
             j = 3 * i + a
             v[j] += dtfm * f[j]
-            x[j] += dt * v[j]
+            x[j] += dtx * v[j]
             w[j] += dtfi * t[j]
     worst = 0.0
     bad = -1

@@ -183,3 +183,25 @@ def check_mesh_wall(lines: list[str]) -> None:
 def test_mesh_wall(tmp_path):
     check_mesh_wall(run("mesh_wall.py", "--output", str(tmp_path)))
     assert (tmp_path / "funnel.stl").stat().st_size > 0
+
+
+# ------------------------------------------------------------------------------- clumps
+CLUMPS_STABLE = ("clumps (short", "template", "dimer", "tetrahedron", "elongated", "by hand",
+                 "from STL", "27 clumps", "time (s)", "weight")
+
+
+def check_clumps(lines: list[str]) -> None:
+    assert starting(lines, *CLUMPS_STABLE) == starting(committed("clumps"), *CLUMPS_STABLE)
+    table = [line.split() for line in lines if re.match(r"\s+[0-9.]+\s+[0-9.e+-]+\s+[0-9.]+$", line)]
+    energy = [float(row[1]) for row in table]
+    assert len(table) == 5 and energy[-1] < 1e-3 * max(energy)  # the pour comes to rest
+    (weight_line,) = starting(lines, "weight")
+    (floor_line,) = starting(lines, "floor carries")
+    # at rest the floor carries every body's M g once and every sphere's m g
+    assert number(floor_line, "floor carries") == pytest.approx(number(weight_line, "weight"),
+                                                                rel=2e-3)
+
+
+def test_clumps():
+    check_clumps(run("clumps.py"))
+
