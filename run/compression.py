@@ -111,6 +111,7 @@ DEFAULTS = {
     "friction": 0.03,
     "friction_law": "saturated",   # saturated (F_t = mu F_n, the paper) or mindlin
     "gammas": "0,1,1.19",          # prefactors of Eq. (1), one run each
+    "mc_iterations": 0,            # extra iterations of the correction per step (0: lagged)
     "max_strain": 0.134,
     "lift_strain": 0.02,           # the plate rises this far above the packing each cycle
     "piston_travel": 0.0,          # m: the plate's stroke, highest position to maximum strain
@@ -156,6 +157,7 @@ RANGES = (
     ("gravity", 0.0, math.inf, False), ("piston_travel", 0.0, math.inf, "[)"),    # m
     ("max_strain", 0.0, 0.5, False), ("lift_strain", 0.0, math.inf, "[)"),
     ("discard", 0, math.inf, "[)"), ("plate_speed", 0.0, math.inf, False),    # m/s
+    ("mc_iterations", 0, math.inf, "[)"),
     ("settle_gravity", 0.0, math.inf, False), ("initial_z", 0.0, math.inf, "[)"),
     ("touch_force", 0.0, math.inf, False), ("tau", 0.0, math.inf, True),
     ("levels", 2, math.inf, "[)"), ("samples_per_level", 1, math.inf, "[)"),
@@ -225,7 +227,8 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
         systems = [ContactForces(law, max_initial_overlap=0.5), WallContacts(law)]
         contacts = systems[0]
     else:
-        systems = multicontact(law, gamma, max_initial_overlap=0.5)
+        systems = multicontact(law, gamma, max_initial_overlap=0.5,
+                               iterations=cfg["mc_iterations"])
         contacts = systems[1]
     for s in (first, NeighborSearch(), weight, *systems, second):
         world.add_system(s)

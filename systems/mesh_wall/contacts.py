@@ -133,9 +133,10 @@ class MeshWallContacts(ContactSystem):
             reach = M[0].reshape(-1)
         else:
             M, reach = (), NO_REACH
-        self.touching = int(kernels_.prepare(*prepare[:9], history, not world.setup_phase,
+        advance = not (world.setup_phase or world.iteration_pass)
+        self.touching = int(kernels_.prepare(*prepare[:9], history, advance,
                                              *prepare[9:], self.selected, reach))
-        G = (*G, 0.0 if world.setup_phase else world.dt)
+        G = (*G, world.dt if advance else 0.0)
         self.evaluate(world, kernels_, G, M, history, flags)
 
     def _material(self, world) -> np.ndarray:

@@ -170,6 +170,11 @@ class MultiContact:
     gamma : float
         Prefactor of Eq. (1), >= 0 (``GAMMA_INDEPENDENT``, ``GAMMA_HALF_SPACE``,
         ``GAMMA_MCDEM``).
+    iterations : int
+        Extra iterations of the correction inside each step (0: the lagged scheme, one
+        iteration per step): the displacements and the model's contact systems run that
+        many more force passes at the step's positions before the step's own
+        (``World.add_force_iteration``), each a full force evaluation of those systems.
 
     ``late_contacts``: contacts from deformation that the neighbour list missed, on this
     rank since set-up (module docstring).
@@ -180,7 +185,11 @@ class MultiContact:
     #: near list keeps every particle
     reach_bound = math.inf
 
-    def __init__(self, gamma: float = GAMMA_MCDEM):
+    def __init__(self, gamma: float = GAMMA_MCDEM, iterations: int = 0):
+        if not (isinstance(iterations, (int, np.integer)) and iterations >= 0):
+            raise InputError(f"multi-contact: iterations must be an integer >= 0 (got "
+                             f"{iterations!r}); 0 is the lagged scheme")
+        self.iterations = int(iterations)
         gamma = float(gamma)
         if not (math.isfinite(gamma) and gamma >= 0.0):
             raise InputError(f"multi-contact: gamma must be finite and >= 0 (got {gamma}); "
@@ -193,7 +202,8 @@ class MultiContact:
 
     @property
     def name(self) -> str:
-        return f"MultiContact(gamma={self.gamma:g})"
+        extra = f", iterations={self.iterations}" if self.iterations else ""
+        return f"MultiContact(gamma={self.gamma:g}{extra})"
 
     @property
     def late_contacts(self) -> int:
@@ -302,6 +312,8 @@ class MultiContactDisplacements(System):
         if self._mesh is not None:
             for f in MESH_FIELDS:
                 mesh_pair_table(world).add_field(f)
+        if self.model.iterations:
+            world.add_force_iteration((self, *systems), self.model.iterations)
 
     def declare(self, world) -> None:
         reads = {"pairs": ("i", "j"), "particles": ("species",),
@@ -406,7 +418,7 @@ class MultiContactDisplacements(System):
 
 
 def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0.05,
-                 check_time_step: bool = True) -> list[System]:
+                 check_time_step: bool = True, iterations: int = 0) -> list[System]:
     """The systems of MC-DEM, in the order to add them (module docstring)::
 
         for s in multicontact(SaturatedHertzLaw(), gamma=1.19):
@@ -417,8 +429,9 @@ def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0
     the plain ``ContactForces`` and ``WallContacts``. gamma = 0 gives the independent-contact
     forces of those with the same law, bit for bit on one rank. The model is the systems'
     ``model`` attribute: give it to any other rigid-object contact system, added after them.
+    ``iterations``: extra iterations of the correction per step (``MultiContact``).
     """
-    model = MultiContact(gamma)
+    model = MultiContact(gamma, iterations)
     return [MultiContactDisplacements(model),
             ContactForces(law, max_initial_overlap, check_time_step, model=model),
             WallContacts(law, check_time_step, model=model, optional=True)]

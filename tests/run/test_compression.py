@@ -88,7 +88,8 @@ def test_the_force_distribution_is_normalised_and_undefined_without_forces():
                                         ("prepare_restitution", 0.0),
                                         ("prepare_friction", math.nan), ("box_depth", 0.0),
                                         ("weight_density", -1.0), ("gravity", math.inf),
-                                        ("piston_travel", -0.01), ("poisson_ratio", 0.51)])
+                                        ("piston_travel", -0.01), ("poisson_ratio", 0.51),
+                                        ("mc_iterations", -1)])
 def test_the_material_and_thresholds_are_range_checked_by_name(key, value):
     """A negative modulus used to surface as 'dt must be positive (got nan)', a negative
     friction only after the preparation, and skin_fraction = 0 as a ZeroDivisionError after
