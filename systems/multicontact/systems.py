@@ -62,7 +62,11 @@ not iterated inside the step: an iteration costs a force pass and a halo
 exchange each way, while a quasi-static packing takes thousands of steps
 to move, each of which is one iteration; no extra force pass, one halo
 exchange each way per step (tests: a grain between plates converges to 1e-12
-in 8 to 22 steps, a free grain comes to rest at the fixed point). Beyond
+in 8 to 22 steps, a free grain comes to rest at the fixed point). The option
+``iterations=n`` (``MultiContact``, ``multicontact``) iterates inside the step as
+well: n extra force passes of the displacements and the model's contact systems
+at the step's positions (``World.add_force_iteration``), n + 1 iterations per
+step at n + 1 times the force cost. Beyond
 gain one there is no static state: the forces grow step after step, and the
 run stops with an error as soon as a surface displacement exceeds its
 grain's radius.
