@@ -46,6 +46,7 @@ def settings(particles: int) -> dict:
     scale = (particles / compression.DEFAULTS["particles"]) ** (1.0 / 3.0)
     return merge_config(compression.DEFAULTS, {
         "particles": particles, "box_width": compression.DEFAULTS["box_width"] * scale,
+        "box_depth": compression.DEFAULTS["box_depth"] * scale,
         "plate_speed": 0.01, "quiet": True})
 
 

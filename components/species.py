@@ -34,7 +34,7 @@ SPECIES_FIELDS = (
 #: (low, high, brackets) of each constant add_species accepts
 SPECIES_RANGES = {
     "youngs_modulus": (0.0, math.inf, "()"),   # Pa
-    "poisson_ratio": (-1.0, 0.5, "()"),
+    "poisson_ratio": (-1.0, 0.5, "(]"),   # isotropic: -1 < nu <= 0.5 (0.5 incompressible)
     "density": (0.0, math.inf, "()"),          # kg/m^3
     "restitution": (0.0, 1.0, "(]"),
     "friction": (0.0, math.inf, "[]"),

@@ -29,6 +29,13 @@ sets the ghost width to the largest ``interaction_range`` plus the skin,
 rebuilds the domain, evaluates forces once with ``setup_phase = True``
 (contact history is not advanced, as in LAMMPS's setup) and runs the OUTPUT
 systems for step 0.
+
+Force iterations (``add_force_iteration``): a model whose state is the fixed point of
+its force systems (MC-DEM's lagged correction) may ask for extra force passes over those
+systems before each step's force pass, at the step's positions, with
+``iteration_pass = True``: like set-up, they do not advance contact history; the step's
+own pass then starts from the state they leave. Each pass inserts its halo operations
+like any other.
 """
 from __future__ import annotations
 
@@ -99,6 +106,9 @@ class World:
         self.time = 0.0
         self.first_step = 0  # step the current run started from (0, or a checkpoint's)
         self.setup_phase = False
+        #: True during the extra force passes of add_force_iteration (history not advanced)
+        self.iteration_pass = False
+        self._iterations: list[tuple[tuple[System, ...], int]] = []
         self.rebuilt_this_step = False
         self.timers: dict[str, float] = defaultdict(float)
         self.stop_requested = None  # signal number that stopped the last run (soft kill)
@@ -180,6 +190,34 @@ class World:
         self.scheduler.forget()
         self.rebuilder.forget()
         return system
+
+    def add_force_iteration(self, systems, passes: int) -> None:
+        """Before each step's force pass, run `passes` extra force passes over `systems`
+        (FORCES systems of this world, run in the world's order) with ``iteration_pass``
+        set (module docstring). Calling it again for the same systems replaces the count."""
+        systems = tuple(systems)
+        if not (isinstance(passes, (int, np.integer)) and passes >= 0):
+            raise InputError(f"force iteration: passes must be an integer >= 0 (got {passes!r})")
+        for s in systems:
+            if s not in self.systems or s.stage is not Stage.FORCES:
+                raise InputError(f"force iteration: {s.name} is not a FORCES system of this "
+                                 "world")
+        self._iterations = [(k, n) for k, n in self._iterations
+                            if set(k) != set(systems)]
+        if passes:
+            self._iterations.append((systems, int(passes)))
+
+    def _iterate_forces(self) -> None:
+        """The extra force passes of add_force_iteration."""
+        attributes = self.__dict__
+        attributes["iteration_pass"] = True
+        try:
+            for systems, passes in self._iterations:
+                ordered = tuple(s for s in self.systems_in(Stage.FORCES) if s in systems)
+                for _ in range(passes):
+                    self.scheduler.forces(ordered)
+        finally:
+            attributes["iteration_pass"] = False
 
     def has_system(self, kind: type) -> bool:
         """Whether a system of this class (or a subclass) is in the world."""
@@ -326,6 +364,8 @@ class World:
         self.timers["domain:check"] += _time.perf_counter() - t0
         if rebuild:
             self.rebuilder.rebuild()
+        if self._iterations:
+            self._iterate_forces()
         scheduler.forces(self.scheduler.due(Stage.FORCES))
         scheduler.run(self.systems_in(Stage.INTEGRATE_SECOND))
         self._output()

@@ -20,14 +20,21 @@ distributions, and writes them to CSV files and PNG plots in ``output``::
     samples_gamma<g>.csv     every sample of every cycle (cycle, phase, strain, forces, Z)
     top_force.png, contacts.png, force_distribution.png
 
-Choices (the paper gives E, mu, the particle count, the strain and the
-cycles; its Ref. [8] measured the grains, whose sizes the paper does not
-state): diameters uniform in 12 mm +- 10 %, a 9 cm x 9 cm container (the
-settled packing is about as high as wide), nu = 0.49 (a hydrogel is nearly
-incompressible; Eq. (1) with nu = 0.5 is what the paper's comparison with the
-sphere-to-sphere model implies; species need nu < 0.5), restitution 0.9,
+The quick default (the paper gives E, mu, the particle count, the strain and
+the cycles, not the grains' sizes): diameters uniform in 12 mm +- 10 %, a
+9 cm x 9 cm container (the settled packing is about as high as wide),
+density matched (no gravity in the cycles), nu = 0.49, restitution 0.9,
 saturated friction F_t = mu F_n (``SaturatedHertzLaw``; ``friction_law=mindlin``
-for the Mindlin spring), rigid frictional walls.
+for the Mindlin spring), rigid frictional walls, 6 cycles (2 discarded).
+
+The experiment's own sample, ``--config run/configs/compression_experiment.toml``
+(its Ref. [8]): 514 spheres of 18.2-24.6 mm in a 165 mm x 166 mm container
+(``box_width``, ``box_depth``) under their buoyant weight throughout
+(``weight_density`` 11.5 kg/m^3, the grain's density minus the water's, under
+``gravity``; the grains' mass stays ``density``), nu = 0.5 (incompressible),
+restitution 0.95, a piston stroke of 27.5 mm (``piston_travel``: from the
+plate's highest position to ``max_strain``; it sets the lift above H0), strain
+0 where the plate first touches, 20 cycles with the first 5 discarded.
 
 Preparation, as far as the paper describes it (its spheres replace the
 measured grains of a consolidated packing and relax to a nearby state, a
@@ -35,19 +42,22 @@ measured grains of a consolidated packing and relax to a nearby state, a
 grain without threshold in the least compressed state): the spheres start on
 a loose jittered lattice and settle without friction (``prepare_friction``,
 and a lower ``prepare_restitution`` to come to rest sooner) under a weak
-gravity (``settle_gravity``); the top plate comes down until it
-carries ``touch_force``; gravity is switched off (the grains are density
-matched) and the plate goes on down until the packing, at rest, has
+gravity (``settle_gravity``, or their weight when ``weight_density`` > 0);
+the top plate comes down until it carries ``touch_force``; gravity is
+switched off if the grains are density matched, and the plate goes on down
+until the packing, at rest, has
 ``initial_z`` = 6.4 grain-grain contacts per grain: that height H0 is strain
 0 (``initial_z=0``: strain 0 where the plate first touched). Every gamma
 starts from this same packing, with the grains' own friction. A cycle takes
 the plate down to ``max_strain`` and up to ``-lift_strain`` (above the
-least compressed state, as the experiment's scans without contact) at
+least compressed state, as the experiment's scans without contact; or set
+by ``piston_travel``) at
 ``plate_speed``; strain = (H0 - H)/H0. Forces and Z are averaged over the
 kept cycles in ``levels`` strain bins per phase.
 
     python run/compression.py                              # the short default, a few minutes
     python run/compression.py --set cycles=20 --set discard=5   # the paper's protocol
+    python run/compression.py --config run/configs/compression_experiment.toml  # its sample
     mpiexec.mpich -n 2 .venv/bin/python run/compression.py
 
 SIGINT or SIGTERM stops it after the current step with exit code 128 + the
@@ -89,16 +99,23 @@ DEFAULTS = {
     "particles": 514,
     "diameter": 0.012,             # m, mean diameter
     "polydispersity": 0.1,         # diameters uniform in diameter * (1 +- polydispersity)
-    "box_width": 0.09,             # m, square container
+    "box_width": 0.09,             # m, container along x
+    "box_depth": 0.09,             # m, container along y
     "youngs_modulus": 23.3e3,      # Pa
     "poisson_ratio": 0.49,
-    "density": 1000.0,             # kg/m^3
+    "density": 1000.0,             # kg/m^3: the grains' mass (inertia)
+    "weight_density": 0.0,         # kg/m^3: grain minus fluid density, their weight under
+                                   # gravity throughout; 0: density matched (no gravity)
+    "gravity": 9.81,               # m/s^2, with weight_density
     "restitution": 0.9,
     "friction": 0.03,
     "friction_law": "saturated",   # saturated (F_t = mu F_n, the paper) or mindlin
     "gammas": "0,1,1.19",          # prefactors of Eq. (1), one run each
+    "mc_iterations": 0,            # extra iterations of the correction per step (0: lagged)
     "max_strain": 0.134,
     "lift_strain": 0.02,           # the plate rises this far above the packing each cycle
+    "piston_travel": 0.0,          # m: the plate's stroke, highest position to maximum strain
+                                   # (sets lift_strain from H0 when > 0)
     "cycles": 6,                   # the paper: 20
     "discard": 2,                  # first cycles left out of the averages (the paper: 5)
     "plate_speed": 0.0025,         # m/s
@@ -136,8 +153,11 @@ def gammas_of(cfg) -> list[float]:
 RANGES = (
     ("particles", 1, math.inf, "[)"), ("diameter", 0.0, math.inf, False),
     ("polydispersity", 0.0, 1.0, "[)"), ("box_width", 0.0, math.inf, False),
+    ("box_depth", 0.0, math.inf, False), ("weight_density", 0.0, math.inf, "[)"),
+    ("gravity", 0.0, math.inf, False), ("piston_travel", 0.0, math.inf, "[)"),    # m
     ("max_strain", 0.0, 0.5, False), ("lift_strain", 0.0, math.inf, "[)"),
     ("discard", 0, math.inf, "[)"), ("plate_speed", 0.0, math.inf, False),    # m/s
+    ("mc_iterations", 0, math.inf, "[)"),
     ("settle_gravity", 0.0, math.inf, False), ("initial_z", 0.0, math.inf, "[)"),
     ("touch_force", 0.0, math.inf, False), ("tau", 0.0, math.inf, True),
     ("levels", 2, math.inf, "[)"), ("samples_per_level", 1, math.inf, "[)"),
@@ -187,8 +207,8 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
     rmin = float(radius.min())
     dt = cfg["dt_fraction"] * float(rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
                                                    cfg["poisson_ratio"]))
-    width = cfg["box_width"]
-    world = World(Box((0.0, 0.0, 0.0), (width, width, height)), dt=dt,
+    width, depth = cfg["box_width"], cfg["box_depth"]
+    world = World(Box((0.0, 0.0, 0.0), (width, depth, height)), dt=dt,
                   skin=cfg["skin_fraction"] * 0.5 * cfg["diameter"], comm=comm, seed=cfg["seed"])
     add_species(world, youngs_modulus=cfg["youngs_modulus"], poisson_ratio=cfg["poisson_ratio"],
                 density=cfg["density"],
@@ -196,7 +216,7 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
                 friction=cfg["prepare_friction" if prepare else "friction"])
     add_particles(world, position, radius, 0)
     for point, normal in (((0, 0, 0), (0, 0, 1)), ((0, 0, 0), (1, 0, 0)), ((width, 0, 0), (-1, 0, 0)),
-                          ((0, 0, 0), (0, 1, 0)), ((0, width, 0), (0, -1, 0))):
+                          ((0, 0, 0), (0, 1, 0)), ((0, depth, 0), (0, -1, 0))):
         add_wall(world, point, normal)
     add_wall(world, (0.0, 0.0, plate_z), (0.0, 0.0, -1.0), mode="velocity")
     first, second = velocity_verlet()
@@ -207,7 +227,8 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
         systems = [ContactForces(law, max_initial_overlap=0.5), WallContacts(law)]
         contacts = systems[0]
     else:
-        systems = multicontact(law, gamma, max_initial_overlap=0.5)
+        systems = multicontact(law, gamma, max_initial_overlap=0.5,
+                               iterations=cfg["mc_iterations"])
         contacts = systems[1]
     for s in (first, NeighborSearch(), weight, *systems, second):
         world.add_system(s)
@@ -215,6 +236,27 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
 
 
 TOP = 5  # wall row of the top plate
+
+
+def weight_acceleration(cfg) -> float:
+    """The acceleration that gives grains of mass density ``density`` the weight of
+    ``weight_density`` (their buoyant weight in the fluid) under ``gravity`` (m/s^2; 0 when
+    density matched)."""
+    return cfg["gravity"] * cfg["weight_density"] / cfg["density"]
+
+
+def lift_strain(cfg, h0) -> float:
+    """How far above H0 the plate rises each cycle, as a strain: ``lift_strain``, or from
+    ``piston_travel`` (the stroke from the highest position to maximum strain)."""
+    travel = cfg["piston_travel"]
+    if not travel:
+        return cfg["lift_strain"]
+    lift = travel / h0 - cfg["max_strain"]
+    if lift < 0.0:
+        raise InputError(f"compression: piston_travel {1e3 * travel:.3g} mm is shorter than the "
+                         f"compression to max_strain ({1e3 * cfg['max_strain'] * h0:.3g} mm of "
+                         f"H0 = {1e3 * h0:.4g} mm): raise it, or lower max_strain")
+    return lift
 
 
 def relax(world, steps_max, energy_per_grain, check_every=200) -> int:
@@ -244,23 +286,27 @@ def z_all(world) -> float:
 def prepare(cfg, comm, say):
     """The packing every gamma starts from, and H0 (module docstring): (position, radius, H0, box height)."""
     rng = np.random.default_rng(cfg["seed"])
-    n, d, width = cfg["particles"], cfg["diameter"], cfg["box_width"]
+    n, d = cfg["particles"], cfg["diameter"]
+    width, depth = cfg["box_width"], cfg["box_depth"]
     diameters = d * rng.uniform(1 - cfg["polydispersity"], 1 + cfg["polydispersity"], n)
     spacing = 1.15 * diameters.max()
-    per = int(width // spacing)
-    if per < 1:
-        raise InputError(f"box_width {width} m is narrower than one grain ({spacing:.3g} m)")
+    nx, ny = int(width // spacing), int(depth // spacing)
+    if min(nx, ny) < 1:
+        raise InputError(f"box_width {width} m or box_depth {depth} m is narrower than one "
+                         f"grain ({spacing:.3g} m)")
     k = np.arange(n)
-    pos = np.stack([k % per, (k // per) % per, k // per**2], axis=1) * spacing + 0.5 * spacing
-    pos[:, :2] += 0.5 * (width - per * spacing)
+    pos = np.stack([k % nx, (k // nx) % ny, k // (nx * ny)], axis=1) * spacing + 0.5 * spacing
+    pos[:, 0] += 0.5 * (width - nx * spacing)
+    pos[:, 1] += 0.5 * (depth - ny * spacing)
     pos += rng.uniform(-0.05, 0.05, pos.shape) * spacing
     height = float(pos[:, 2].max()) + spacing
+    settle = weight_acceleration(cfg) or cfg["settle_gravity"]
     world, _, weight = build_world(cfg, pos, 0.5 * diameters, height, height - 1e-6 * d, 0.0,
-                                   cfg["settle_gravity"], True, comm)
+                                   settle, True, comm)
     # at rest: grains slower than 0.1 mm/s on average (saturated friction keeps a small jitter)
     quiet = 0.5 * cfg["density"] * math.pi / 6 * d**3 * 1e-4**2  # J per grain
     steps = relax(world, 100_000, quiet)
-    say(f"prepare: settled under {cfg['settle_gravity']} m/s^2 with friction "
+    say(f"prepare: settled under {settle:.4g} m/s^2 with friction "
         f"{cfg['prepare_friction']:g} in {steps} steps")
     p = world.particles
     top = observe.largest(world, p.position[:, 2] + p.radius)
@@ -273,7 +319,8 @@ def prepare(cfg, comm, say):
         approach += 10
         if walls.point[TOP, 2] < 0.5 * top:
             raise InputError("prepare: the plate went half-way down without touching the grains")
-    weight.acceleration[...] = 0.0  # density matched from now on; the plate holds the packing
+    if not cfg["weight_density"]:
+        weight.acceleration[...] = 0.0  # density matched from now on; the plate holds the packing
     touch = float(walls.point[TOP, 2])
     # down until the relaxed packing has initial_z contacts per grain (0: stay where it touched)
     while True:
@@ -325,7 +372,7 @@ def cycle_plate(cfg, world, h0, say, gamma):
     dt = world.dt
     speed = cfg["plate_speed"]
     z_max = h0 * (1.0 - cfg["max_strain"])
-    z_low = h0 * (1.0 + cfg["lift_strain"])
+    z_low = h0 * (1.0 + lift_strain(cfg, h0))
     z_mid = h0 * (1.0 - cfg["distribution_strain"])
     levels, per_level = cfg["levels"], cfg["samples_per_level"]
     samples = []
@@ -514,15 +561,18 @@ def run_all(job) -> int:
         t1 = time.perf_counter()
         # the box ends a grain above the plate's highest position, so that ranks cut the
         # packing, not the empty space the preparation needed above it
-        top = h0 * (1.0 + cfg["lift_strain"]) + cfg["diameter"]
+        top = h0 * (1.0 + lift_strain(cfg, h0)) + cfg["diameter"]
         world, mc, _ = build_world(cfg, position, radius, min(top, height), h0, gamma,
-                                   comm=job.comm)
+                                   weight_acceleration(cfg), comm=job.comm)
         world.setup()
         grains = observe.count(world, world.particles)  # collective: on every rank
         if gamma == gammas_of(cfg)[0]:
+            lift = lift_strain(cfg, h0)
             say(f"compression: {grains} grains, dt = {world.dt:.3g} s, plate speed "
-                f"{1e3 * cfg['plate_speed']:g} mm/s, {cfg['cycles']} cycles (first "
-                f"{cfg['discard']} discarded)" + (f", {job.ranks} ranks" if job.ranks > 1 else ""))
+                f"{1e3 * cfg['plate_speed']:g} mm/s, piston travel "
+                f"{1e3 * (cfg['max_strain'] + lift) * h0:.3g} mm ({1e3 * lift * h0:.3g} above "
+                f"H0), {cfg['cycles']} cycles (first {cfg['discard']} discarded)"
+                + (f", {job.ranks} ranks" if job.ranks > 1 else ""))
         samples, forces = cycle_plate(cfg, world, h0, say, gamma)
         results[gamma] = {"samples": samples, "forces": forces,
                           "top_max": top_force_at_max(samples, cfg),

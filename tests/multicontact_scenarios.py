@@ -24,15 +24,16 @@ HYDROGEL = dict(youngs_modulus=23.3e3, poisson_ratio=0.45, density=1000.0, resti
                 friction=0.03)
 
 
-def contact_systems(law, gamma):
-    """MC-DEM's two systems, or (gamma None) the plain ContactForces + WallContacts."""
+def contact_systems(law, gamma, iterations=0):
+    """MC-DEM's systems (with `iterations` extra passes per step), or (gamma None) the plain
+    ContactForces + WallContacts."""
     if gamma is None:
         return [ContactForces(law, max_initial_overlap=0.1), WallContacts(law)]
-    return multicontact(law, gamma, max_initial_overlap=0.1)
+    return multicontact(law, gamma, max_initial_overlap=0.1, iterations=iterations)
 
 
 def compressed_packing(comm, law, gamma, n_side=7, layers=5, periodic_xy=True, material=None,
-                       top_speed=0.02, shift_x=0.0):
+                       top_speed=0.02, shift_x=0.0, iterations=0):
     """Soft polydisperse spheres overlapping by about 2 % of a radius on a jittered cubic lattice,
     between a floor and a top plate that moves down at `top_speed` (m/s), periodic in x and y:
     a compressed packing with six or more lasting contacts per grain, wall contacts at both
@@ -57,6 +58,6 @@ def compressed_packing(comm, law, gamma, n_side=7, layers=5, periodic_xy=True, m
     add_wall(world, (0.0, 0.0, height), (0.0, 0.0, -1.0), mode="velocity",
              velocity=(0.0, 0.0, -top_speed))
     first, second = velocity_verlet()
-    for s in (first, NeighborSearch(), *contact_systems(law, gamma), second):
+    for s in (first, NeighborSearch(), *contact_systems(law, gamma, iterations), second):
         world.add_system(s)
     return world

@@ -185,7 +185,7 @@ class ContactSystem(System):
         bound, s = self._bound, self._scratch
         touching, events = kernels.contacts(
             G, M, self.law_inputs(world), bound.parameters, bound.constants, history, flags,
-            not world.setup_phase, world.dt, s.buf, s.sel)
+            not (world.setup_phase or world.iteration_pass), world.dt, s.buf, s.sel)
         if events and self.model is not None:
             self.model.count_events(self, int(events))
         return int(touching)

@@ -35,16 +35,13 @@ vertex comes from ``systems.membrane.vertex_sharing``.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ecs_dem.generated_kernels import template
 from ecs_dem.jit import row
 
 from ecs_dem.systems.contact.chunks import CHUNK
-from ecs_dem.systems.membrane.patch_geometry import classify, closest_point
-from ecs_dem.systems.membrane.triangle import triangle_normal
+from ecs_dem.systems.membrane.patch_geometry import classify, grain_offset
 
 #: |d| of a grain-triangle contact is at least this fraction of the grain radius
 MIN_DISTANCE = 1e-6
@@ -117,51 +114,45 @@ def hand_over_all(selected, was_selected, adj_start, adjacent, history):
 
 @template("kernel")
 def prepare(pair_i, pair_t, adj_start, adjacent, tri_rows, tri_gid, position, vertex_position,
-            radius, history, update, geometry, rank, touch, selected, was_selected, counts):
+            radius, history, update, geometry, rank, touch, selected, was_selected, counts,
+            reach):
     """The geometry of every candidate (its row of ``geometry``: d, the overlap, the
     barycentric weights of the contact point), its kind (``rank``), whether it touches, the
     Table 1 selection (``selected``) and, with ``update``, the hand-over of springs (module
     docstring). Candidates (pair_i grain rows, pair_t triangle rows) are grouped by grain;
     adj_start and adjacent say which share a vertex (systems.membrane.vertex_sharing).
     ``was_selected`` (per-candidate state) is the selection of the last step. counts[0..2]
-    receive the selected face, edge and vertex contacts. Returns the touching count."""
+    receive the selected face, edge and vertex contacts. ``reach`` (m, one per candidate, or
+    empty for none): how far a contact model moved the grain's surface toward the triangle
+    (MC-DEM's W); a candidate then touches when |d| < r + reach and the selection compares
+    the overlaps r + reach - |d|. Returns the touching count."""
     n = pair_i.size
     touching = 0
+    moved = reach.size > 0
+    overlap = np.empty(n)
     for c in range(n):
         i = row(pair_i[c])
         tr = row(pair_t[c])
         a = row(tri_rows[tr, 0])
         b = row(tri_rows[tr, 1])
         d = row(tri_rows[tr, 2])
-        qx, qy, qz, wa, wb, wc = closest_point(
-            position[i, 0], position[i, 1], position[i, 2],
-            vertex_position[a, 0], vertex_position[a, 1], vertex_position[a, 2],
-            vertex_position[b, 0], vertex_position[b, 1], vertex_position[b, 2],
-            vertex_position[d, 0], vertex_position[d, 1], vertex_position[d, 2])
-        dx = position[i, 0] - qx
-        dy = position[i, 1] - qy
-        dz = position[i, 2] - qz
         r = radius[i]
-        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
-        if dist < MIN_DISTANCE * r:  # centre on the surface: along the outward normal
-            nx, ny, nz = triangle_normal(vertex_position, a, b, d)
-            s = MIN_DISTANCE * r / math.sqrt(nx * nx + ny * ny + nz * nz)
-            dx = nx * s
-            dy = ny * s
-            dz = nz * s
+        dx, dy, dz, dist, wa, wb, wc = grain_offset(position, i, vertex_position, a, b, d,
+                                                    MIN_DISTANCE * r)
         geometry[c, _GX] = dx
         geometry[c, _GY] = dy
         geometry[c, _GZ] = dz
         geometry[c, _GDELTA] = r - dist
+        w = reach[c] if moved else 0.0
+        overlap[c] = r - dist + w
         geometry[c, _GW0] = wa
         geometry[c, _GW1] = wb
         geometry[c, _GW2] = wc
         kd, _ = classify(wa, wb, wc)
         rank[c] = 2 - kd
-        touch[c] = np.uint8(dist < r)
+        touch[c] = np.uint8(dist < r + w)
         touching += touch[c]
-    select_all(touch, rank, geometry[:, _GDELTA], pair_t, tri_gid, adj_start, adjacent,
-               selected)
+    select_all(touch, rank, overlap, pair_t, tri_gid, adj_start, adjacent, selected)
     if update:
         hand_over_all(selected, was_selected, adj_start, adjacent, history)
     for q in range(3):

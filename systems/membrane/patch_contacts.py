@@ -43,6 +43,8 @@ from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
 PATCH_READS = ("position", "velocity", "angular_velocity", "radius", "mass", "fixed", "species")
 #: conventions for the effective mass of a grain-patch contact (module docstring)
 EFFECTIVE_MASS = ("patch", "grain", "triangle")
+#: prepare's reach: no contact model moves a grain's surface toward the patches
+NO_REACH = np.zeros(0)
 #: per-candidate state: selected at the last step (the hand-over of springs needs it)
 WAS_SELECTED = Field("was_selected", np.uint8, (), Halo.LOCAL, 0, "", "selected at the last step")
 
@@ -102,7 +104,7 @@ class PatchContacts(ContactSystem):
         kernels = self.kernels(world)
         prepare, G, history, flags = self._kernel_args(world)
         self.touching = int(kernels.prepare(*prepare[:9], history, not world.setup_phase,
-                                            *prepare[9:], self.selected))
+                                            *prepare[9:], self.selected, NO_REACH))
         self.evaluate(world, kernels, G, (), history, flags)
 
     def _kernel_args(self, world) -> tuple:

@@ -15,7 +15,11 @@ vertex k + 2 vanishes.
 """
 from __future__ import annotations
 
+import math
+
 from ecs_dem.jit import inline
+
+from ecs_dem.systems.membrane.triangle import triangle_normal
 
 #: barycentric weights below this count as zero (dimensionless)
 SNAP = 1e-9
@@ -85,3 +89,27 @@ def classify(wa, wb, wc):
     if not zb:
         return VERTEX, 1
     return VERTEX, 2
+
+
+@inline
+def grain_offset(position, i, vertex_position, a, b, c, min_distance):
+    """d = x_i - q from the closest point q of triangle (a, b, c) (rows of vertex_position)
+    to the centre of grain row i, its length |d| and q's weights:
+    (dx, dy, dz, |d|, wa, wb, wc). Where |d| < min_distance (m), d is that long along the
+    triangle's normal (a centre on the surface gets a direction; |d| stays the true one)."""
+    qx, qy, qz, wa, wb, wc = closest_point(
+        position[i, 0], position[i, 1], position[i, 2],
+        vertex_position[a, 0], vertex_position[a, 1], vertex_position[a, 2],
+        vertex_position[b, 0], vertex_position[b, 1], vertex_position[b, 2],
+        vertex_position[c, 0], vertex_position[c, 1], vertex_position[c, 2])
+    dx = position[i, 0] - qx
+    dy = position[i, 1] - qy
+    dz = position[i, 2] - qz
+    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    if dist < min_distance:
+        nx, ny, nz = triangle_normal(vertex_position, a, b, c)
+        s = min_distance / math.sqrt(nx * nx + ny * ny + nz * nz)
+        dx = nx * s
+        dy = ny * s
+        dz = nz * s
+    return dx, dy, dz, dist, wa, wb, wc

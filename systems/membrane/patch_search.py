@@ -35,7 +35,7 @@ from ecs_dem.table import Field, Halo, Table
 
 from ecs_dem.systems.neighbors import kernels as nk
 from ecs_dem.systems.contact.table import ScratchArrays, rebuild_contact_table
-from ecs_dem.systems.membrane.patch_geometry import closest_point
+from ecs_dem.systems.membrane.patch_geometry import grain_offset
 
 PATCH_PAIR_FIELDS = (
     Field("gid_i", np.int64, (), Halo.FORWARD, -1, "", "gid of the grain (the anchor)"),
@@ -100,14 +100,8 @@ def patch_candidates(grains, position, radius, vertex_position, tri_rows, use, s
                     for s in range(start[cell], start[cell + 1]):
                         k = members[s]
                         g = grains[k]
-                        qx, qy, qz, wa, wb, wc = closest_point(
-                            position[g, 0], position[g, 1], position[g, 2],
-                            vertex_position[a, 0], vertex_position[a, 1], vertex_position[a, 2],
-                            vertex_position[b, 0], vertex_position[b, 1], vertex_position[b, 2],
-                            vertex_position[c, 0], vertex_position[c, 1], vertex_position[c, 2])
-                        dx = position[g, 0] - qx
-                        dy = position[g, 1] - qy
-                        dz = position[g, 2] - qz
+                        dx, dy, dz, _, _, _, _ = grain_offset(position, g, vertex_position,
+                                                              a, b, c, 0.0)
                         cut = radius[g] + skin
                         if dx * dx + dy * dy + dz * dz < cut * cut:
                             if count < cap:

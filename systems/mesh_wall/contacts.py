@@ -22,8 +22,16 @@ triangles' ``step_*`` fields are summed onto their owners, and
 ``MeshWallWork`` (added after this system) adds them to the run's totals
 ``contacts``, ``normal_work`` and ``friction_work`` there.
 
-MC-DEM (``systems.multicontact``) does not see mesh-wall contacts: a world
-with both is refused at set-up.
+MC-DEM (``systems.multicontact``): give the model,
+``MeshWallContacts(law, model=systems[0].model)`` added after the systems of
+``multicontact(law, gamma)``. Each candidate is then a contact side of its
+grain in Eq. (1), like a planar wall: its force displaces the grain's surface
+at the grain's other contacts, and the displacement W toward the triangle
+moves the grain's surface there (a candidate touches when |d| < r + W, the
+Table 1 selection compares r + W - |d|, and the law sees the overlap
+r + W - |d|). The lever arm of the force is then |d| + W/2 (|d| without
+MC-DEM). A world with MC-DEM and a MeshWallContacts without the model is
+refused at set-up (Eq. (1) would miss its contacts).
 """
 from __future__ import annotations
 
@@ -40,7 +48,7 @@ from ecs_dem.systems.contact.contact_system import ContactSystem, history_column
 from ecs_dem.systems.contact.law import rigid_material
 from ecs_dem.systems.contact.table import ScratchArrays
 from ecs_dem.systems.integration.velocity_verlet import IntegrateFirstHalf
-from ecs_dem.systems.membrane.patch_contacts import triangle_contact_states
+from ecs_dem.systems.membrane.patch_contacts import NO_REACH, triangle_contact_states
 from ecs_dem.systems.membrane.vertex_sharing import vertex_sharing
 from ecs_dem.systems.mesh_wall import kernels
 from ecs_dem.systems.mesh_wall.motion import MeshWallMotion
@@ -70,11 +78,7 @@ class MeshWallContacts(ContactSystem):
     accumulates_owned = {"particles": ("force", "torque")}
 
     def __init__(self, law, check_time_step: bool = True, model=None):
-        if model is not None:
-            raise InputError("MeshWallContacts: MC-DEM (model=) does not include mesh walls yet; "
-                             "use planar walls (WallContacts) with MC-DEM, or mesh walls "
-                             "without it")
-        super().__init__(law, None, check_time_step)
+        super().__init__(law, model, check_time_step)
         history = tuple(f.name for f in law.history)
         self.writes = {"mesh_pairs": history + ("was_selected",)}
         self.selected = np.zeros(3, dtype=np.int64)  # face, edge, vertex contacts of the step
@@ -100,10 +104,11 @@ class MeshWallContacts(ContactSystem):
             raise InputError("MeshWallContacts: the world has no mesh wall "
                              "(components.mesh_walls.add_mesh_wall)")
         from ecs_dem.systems.multicontact.systems import MultiContactDisplacements
-        if world.has_system(MultiContactDisplacements):
-            raise InputError("MeshWallContacts: MC-DEM (systems.multicontact) does not include "
-                             "mesh-wall contacts yet, so a grain's Eq. (1) would miss them; run "
-                             "mesh walls without MC-DEM, or use planar walls")
+        if self.model is None and world.has_system(MultiContactDisplacements):
+            raise InputError("MeshWallContacts: the world runs MC-DEM (systems.multicontact), "
+                             "whose Eq. (1) would miss these contacts; give the model: "
+                             "MeshWallContacts(law, model=systems[0].model), systems = "
+                             "multicontact(law, gamma), added after those systems")
         if not world.has_system(MeshWallSearch):
             world.add_system(MeshWallSearch(), before=self)
         if np.any(walls.motion != FIXED) and not world.has_system(MeshWallMotion):
@@ -124,10 +129,16 @@ class MeshWallContacts(ContactSystem):
                              "first step")
         kernels_ = self.kernels(world)
         prepare, G, history, flags = self._kernel_args(world)
-        self.touching = int(kernels_.prepare(*prepare[:9], history, not world.setup_phase,
-                                             *prepare[9:], self.selected))
-        G = (*G, 0.0 if world.setup_phase else world.dt)
-        self.evaluate(world, kernels_, G, (), history, flags)
+        if self.model is not None:
+            M = self.model.arrays(self, world, world.mesh_pairs)
+            reach = M[0].reshape(-1)
+        else:
+            M, reach = (), NO_REACH
+        advance = not (world.setup_phase or world.iteration_pass)
+        self.touching = int(kernels_.prepare(*prepare[:9], history, advance,
+                                             *prepare[9:], self.selected, reach))
+        G = (*G, world.dt if advance else 0.0)
+        self.evaluate(world, kernels_, G, M, history, flags)
 
     def _material(self, world) -> np.ndarray:
         material = world.mesh_walls.species

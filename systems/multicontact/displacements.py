@@ -10,6 +10,10 @@ import numpy as np
 
 from ecs_dem.jit import inline, kernel
 
+from ecs_dem.systems.contact.triangle_selection import MIN_DISTANCE, RANK_FACE
+from ecs_dem.systems.membrane.patch_geometry import classify, grain_offset
+from ecs_dem.systems.membrane.vertex_sharing import share_vertex
+
 
 @inline
 def influence_coefficients(ekx, eky, ekz, sk, ecx, ecy, ecz, sc, prefactor, c34, c12):
@@ -53,10 +57,52 @@ def point_force_displacement(force, ekx, eky, ekz, sk, ecx, ecy, ecz, sc, prefac
 
 
 @kernel
+def mesh_separations(pair_i, pair_t, tri_rows, position, vertex_position, radius, direction,
+                     distance, rank):
+    """Of every mesh-wall candidate (grain row ``pair_i``, triangle row ``pair_t``): the unit
+    vector from the grain's centre toward the triangle's closest point (``direction``), the
+    distance to it (``distance``, m) and its kind in Table 1 (``rank``: RANK_FACE, ...), as
+    the contact geometry takes them (``systems.contact.triangle_selection.prepare``: a centre
+    on the surface looks along the triangle's normal, at MIN_DISTANCE r)."""
+    for c in range(pair_i.size):
+        i = pair_i[c]
+        tr = pair_t[c]
+        a = tri_rows[tr, 0]
+        b = tri_rows[tr, 1]
+        d = tri_rows[tr, 2]
+        dx, dy, dz, _, wa, wb, wc = grain_offset(position, i, vertex_position, a, b, d,
+                                                 MIN_DISTANCE * radius[i])
+        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+        direction[c, 0] = -dx / dist
+        direction[c, 1] = -dy / dist
+        direction[c, 2] = -dz / dist
+        distance[c] = dist
+        rank[c] = 2 - classify(wa, wb, wc)[0]
+
+
+@inline
+def one_contact(side, row, k, c, mesh_t, mesh_rank, tri_vertices):
+    """Whether entries k and c of a grain's contact list are candidates of one mesh-wall
+    contact: both mesh-wall candidates (side 2) on triangles sharing a vertex, not both face
+    contacts. Table 1 keeps one of them; the other is the same contact seen from a
+    neighbouring triangle, and takes no displacement from it (as the contact itself takes
+    none from itself)."""
+    if side[k] != 2 or side[c] != 2:
+        return False
+    rk = row[k]
+    rc = row[c]
+    if mesh_rank[rk] == RANK_FACE and mesh_rank[rc] == RANK_FACE:
+        return False
+    return share_vertex(tri_vertices, mesh_t[rk], mesh_t[rc])
+
+
+@kernel
 def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pair_offset,
                           position, radius, species, youngs, poisson, rigid_direction,
                           rigid_distance, rigid_force, rigid_offset, gamma, displacement,
-                          rigid_displacement):
+                          rigid_displacement, mesh_start, mesh_items, mesh_direction,
+                          mesh_distance, mesh_force, mesh_offset, mesh_displacement, mesh_t,
+                          mesh_rank, tri_vertices):
     """W of every contact side of the owned grains (Eq. (1), ``systems.multicontact.systems``).
 
     For owned particle row p: its contacts are the pair rows (owned or
@@ -70,8 +116,16 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
     get W = 0). Contact points from the current positions and the last W
     (``pair_offset`` (rows, 2), ``rigid_offset[s]`` (n, objects)). Adds W into
     ``displacement[row, side]`` (side 0: p is gid_i) and writes
-    ``rigid_displacement[s][p, w]``. ``youngs``, ``poisson`` per species (Pa, 1).
-    Units: m.
+    ``rigid_displacement[s][p, w]``. Then its mesh-wall candidates
+    ``mesh_items[mesh_start[p]:mesh_start[p + 1]]`` (rows of ``mesh_pairs``, every one a
+    receiver, those with a force a source), each like a rigid object: direction and distance
+    to the triangle's closest point (``mesh_separations``), last force and W
+    (``mesh_force``, ``mesh_offset``); W into ``mesh_displacement[row]``. Two candidates of
+    one mesh-wall contact (``one_contact``: triangles ``mesh_t`` sharing a vertex of
+    ``tri_vertices``, not both of ``mesh_rank`` face) do not displace each other: a grain
+    whose foot point nears a triangle's edge would otherwise see the neighbouring triangle's
+    candidate pushed away by 1/d and lose the contact as it crosses. ``youngs``,
+    ``poisson`` per species (Pa, 1). Units: m.
 
     Returns (largest |W| / r of any contact side, its particle row, or -1).
     """
@@ -80,7 +134,7 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
         n_rigid += rigid_force[s].shape[1]
     most = 0
     for p in range(n_owned):
-        most = max(most, start[p + 1] - start[p])
+        most = max(most, start[p + 1] - start[p] + mesh_start[p + 1] - mesh_start[p])
     size = most + n_rigid
     ex = np.empty(size)
     ey = np.empty(size)
@@ -142,6 +196,16 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
             row[m] = -1 - k
             side[m] = 0
             m += 1
+        for t in range(mesh_start[p], mesh_start[p + 1]):
+            r = mesh_items[t]
+            ex[m] = mesh_direction[r, 0]
+            ey[m] = mesh_direction[r, 1]
+            ez[m] = mesh_direction[r, 2]
+            s_[m] = 0.5 * (rp + mesh_offset[r] + mesh_distance[r])
+            f[m] = mesh_force[r]
+            row[m] = r
+            side[m] = 2  # a mesh-wall candidate
+            m += 1
         E = youngs[species[p]]
         nu = poisson[species[p]]
         prefactor = gamma * (1.0 + nu) / (2.0 * math.pi * E)
@@ -163,16 +227,22 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
                 ns += 1
         for c in range(ns):  # two sources: once, both ways
             for k in range(c + 1, ns):
+                if one_contact(side, row, k, c, mesh_t, mesh_rank, tri_vertices):
+                    continue
                 a_kc, a_ck = influence_coefficients(ex[k], ey[k], ez[k], s_[k], ex[c], ey[c],
                                                     ez[c], s_[c], prefactor, c34, c12)
                 W[c] += a_kc * f[k]
                 W[k] += a_ck * f[c]
         for c in range(ns, m):  # a contact without force receives only
             for k in range(ns):
+                if one_contact(side, row, k, c, mesh_t, mesh_rank, tri_vertices):
+                    continue
                 W[c] += point_force_displacement(f[k], ex[k], ey[k], ez[k], s_[k], ex[c], ey[c],
                                                  ez[c], s_[c], prefactor, c34, c12)
         for c in range(m):
-            if row[c] >= 0:
+            if side[c] == 2:
+                mesh_displacement[row[c]] = W[c]
+            elif row[c] >= 0:
                 displacement[row[c], side[c]] += W[c]
             else:
                 k = -1 - row[c]
@@ -183,4 +253,5 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
     return worst, worst_row
 
 
-__all__ = ["influence_coefficients", "point_force_displacement", "surface_displacements"]
+__all__ = ["influence_coefficients", "point_force_displacement", "surface_displacements",
+           "mesh_separations"]

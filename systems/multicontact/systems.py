@@ -62,7 +62,11 @@ not iterated inside the step: an iteration costs a force pass and a halo
 exchange each way, while a quasi-static packing takes thousands of steps
 to move, each of which is one iteration; no extra force pass, one halo
 exchange each way per step (tests: a grain between plates converges to 1e-12
-in 8 to 22 steps, a free grain comes to rest at the fixed point). Beyond
+in 8 to 22 steps, a free grain comes to rest at the fixed point). The option
+``iterations=n`` (``MultiContact``, ``multicontact``) iterates inside the step as
+well: n extra force passes of the displacements and the model's contact systems
+at the step's positions (``World.add_force_iteration``), n + 1 iterations per
+step at n + 1 times the force cost. Beyond
 gain one there is no static state: the forces grow step after step, and the
 run stops with an error as soon as a surface displacement exceeds its
 grain's radius.
@@ -79,10 +83,18 @@ owner row before the forces. Rigid-object contacts live in particle fields
 All of it is per-pair and per-particle data: carried across neighbour
 rebuilds by gid pair, migration and checkpoints.
 
+Mesh walls (``systems.mesh_wall.contacts.MeshWallContacts(law, model=...)``): each
+grain-triangle candidate is a contact side of its grain, like a wall (direction and
+distance to the triangle's closest point; per-candidate ``mc_mesh_force``,
+``mc_mesh_offset``, ``mc_mesh_displacement`` of ``mesh_pairs``, LOCAL: the grain's owner
+holds all its candidates). Candidates on triangles sharing a vertex, not both face
+contacts, are one contact seen from neighbouring triangles (Table 1 keeps one of them):
+they do not displace each other.
+
 Use ``multicontact(law, gamma)``: the systems in the order they must run (the
 displacements, the pair contacts, the wall contacts), sharing one
 ``MultiContact`` model; give the same model to any other rigid-object contact
-system added after them.
+system, or a ``MeshWallContacts``, added after them.
 """
 from __future__ import annotations
 
@@ -98,7 +110,10 @@ from ecs_dem.systems.contact.contact_system import ContactSystem, merged
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.contact.rigid_object_contacts import RigidObjectContacts
 from ecs_dem.systems.multicontact import model as mc_model
+from ecs_dem.systems.mesh_wall.contacts import MeshWallContacts
+from ecs_dem.systems.mesh_wall.search import mesh_pair_table
 from ecs_dem.systems.multicontact.displacements import (influence_coefficients,
+                                                        mesh_separations,
                                                         point_force_displacement,
                                                         surface_displacements)
 from ecs_dem.systems.neighbors.search import pair_table
@@ -133,6 +148,17 @@ def rigid_fields(prefix: str, n_objects: int) -> tuple[Field, ...]:
     )
 
 
+MESH_FIELDS = (
+    Field("mc_mesh_force", np.float64, (), Halo.LOCAL, 0.0, "N",
+          "normal force of the grain-triangle contact at its last evaluation (0 apart)"),
+    Field("mc_mesh_offset", np.float64, (), Halo.LOCAL, 0.0, "m",
+          "surface displacement W of the grain toward the triangle at the last evaluation"),
+    Field("mc_mesh_displacement", np.float64, (), Halo.LOCAL, 0.0, "m",
+          "this step's surface displacement W of the grain toward the triangle (Eq. 1)"),
+)
+MESH_NAMES = ("mc_mesh_displacement", "mc_mesh_force", "mc_mesh_offset")
+
+
 def wall_fields(n_walls: int) -> tuple[Field, ...]:
     """``rigid_fields`` of the walls: ``mc_wall_force``, ``mc_wall_offset``,
     ``mc_wall_displacement``."""
@@ -148,6 +174,11 @@ class MultiContact:
     gamma : float
         Prefactor of Eq. (1), >= 0 (``GAMMA_INDEPENDENT``, ``GAMMA_HALF_SPACE``,
         ``GAMMA_MCDEM``).
+    iterations : int
+        Extra iterations of the correction inside each step (0: the lagged scheme, one
+        iteration per step): the displacements and the model's contact systems run that
+        many more force passes at the step's positions before the step's own
+        (``World.add_force_iteration``), each a full force evaluation of those systems.
 
     ``late_contacts``: contacts from deformation that the neighbour list missed, on this
     rank since set-up (module docstring).
@@ -158,7 +189,11 @@ class MultiContact:
     #: near list keeps every particle
     reach_bound = math.inf
 
-    def __init__(self, gamma: float = GAMMA_MCDEM):
+    def __init__(self, gamma: float = GAMMA_MCDEM, iterations: int = 0):
+        if not (isinstance(iterations, (int, np.integer)) and iterations >= 0):
+            raise InputError(f"multi-contact: iterations must be an integer >= 0 (got "
+                             f"{iterations!r}); 0 is the lagged scheme")
+        self.iterations = int(iterations)
         gamma = float(gamma)
         if not (math.isfinite(gamma) and gamma >= 0.0):
             raise InputError(f"multi-contact: gamma must be finite and >= 0 (got {gamma}); "
@@ -171,7 +206,8 @@ class MultiContact:
 
     @property
     def name(self) -> str:
-        return f"MultiContact(gamma={self.gamma:g})"
+        extra = f", iterations={self.iterations}" if self.iterations else ""
+        return f"MultiContact(gamma={self.gamma:g}{extra})"
 
     @property
     def late_contacts(self) -> int:
@@ -197,9 +233,12 @@ class MultiContact:
         elif isinstance(system, ContactForces):
             for f in PAIR_FIELDS:
                 pair_table(world).add_field(f)
+        elif isinstance(system, MeshWallContacts):
+            for f in MESH_FIELDS:
+                mesh_pair_table(world).add_field(f)
         else:
-            raise InputError(f"multi-contact: {system.name} has no multi-contact form (pairs and "
-                             "rigid objects have)")
+            raise InputError(f"multi-contact: {system.name} has no multi-contact form (pairs, "
+                             "rigid objects and mesh walls have)")
         self.systems.append(system)
 
     @staticmethod
@@ -212,6 +251,8 @@ class MultiContact:
             displacement, force, offset = self._names(system)
             return {"reads": {"particles": (displacement,)},
                     "writes": {"particles": (force, offset)}}
+        if isinstance(system, MeshWallContacts):
+            return {"reads": {"mesh_pairs": MESH_NAMES[:1]}, "writes": {"mesh_pairs": MESH_NAMES[1:]}}
         return {"reads": {"pairs": ("mc_displacement",)}, "writes": {"pairs": PAIR_STATE}}
 
     def arrays(self, system, world, table) -> tuple:
@@ -222,6 +263,10 @@ class MultiContact:
             displacement, force, offset = (p.owned(name) for name in self._names(system))
             return (displacement.reshape(k, 1), force.reshape(k), offset.reshape(k, 1),
                     self._listed_none)
+        if isinstance(system, MeshWallContacts):
+            displacement, force, offset = (table.owned(name) for name in MESH_NAMES)
+            k = force.size
+            return (displacement.reshape(k, 1), force, offset.reshape(k, 1), self._listed_none)
         return (table.owned("mc_displacement"), table.owned("mc_force"), table.owned("mc_offset"),
                 table.owned("mc_listed"))
 
@@ -238,6 +283,7 @@ class MultiContactDisplacements(System):
     def __init__(self, model: MultiContact):
         self.model = model
         self._rigid = []
+        self._mesh = None
         self._scratch = {}
 
     @property
@@ -265,6 +311,13 @@ class MultiContactDisplacements(System):
             for f in rigid_fields(s.history_prefix, s.n_objects):
                 world.particles.add_field(f)
             self._rigid.append(s)
+        mesh = [s for s in systems if isinstance(s, MeshWallContacts)]
+        self._mesh = mesh[0] if mesh else None
+        if self._mesh is not None:
+            for f in MESH_FIELDS:
+                mesh_pair_table(world).add_field(f)
+        if self.model.iterations:
+            world.add_force_iteration((self, *systems), self.model.iterations)
 
     def declare(self, world) -> None:
         reads = {"pairs": ("i", "j"), "particles": ("species",),
@@ -277,6 +330,12 @@ class MultiContactDisplacements(System):
         self.reads, self.writes = reads, writes
         self.reads_ghosts = {"particles": ("position", "radius"), "pairs": ("mc_force", "mc_offset")}
         self.accumulates = {"pairs": ("mc_displacement",)}
+        if self._mesh is not None:
+            reads = merged(reads, {"mesh_pairs": ("i", "t") + MESH_NAMES[1:]})
+            writes = merged(writes, {"mesh_pairs": MESH_NAMES[:1]})
+            self.reads, self.writes = reads, writes
+            self.reads_ghosts = merged(self.reads_ghosts, {"mesh_vertices": ("position",),
+                                                           "mesh_triangles": ("vertices",)})
 
     def run(self, world) -> None:
         p, q = world.particles, world.pairs
@@ -286,6 +345,8 @@ class MultiContactDisplacements(System):
         if gamma == 0.0:  # independent contacts: W = 0 (mc_displacement was zeroed)
             for s in rigid:
                 p.owned(MultiContact._names(s)[0])[...] = 0.0
+            if self._mesh is not None:
+                world.mesh_pairs.owned(MESH_NAMES[0])[...] = 0.0
             return
         start, items = world.incident_rows("pairs")
         sp = world.species
@@ -310,13 +371,47 @@ class MultiContactDisplacements(System):
             n, start, items, q.with_ghosts("i"), q.with_ghosts("j"), q.with_ghosts("mc_force"),
             q.with_ghosts("mc_offset"), p.with_ghosts("position"), p.with_ghosts("radius"),
             p.species, sp.youngs_modulus, sp.poisson_ratio, *rigid_args, gamma,
-            q.with_ghosts("mc_displacement"), out)
+            q.with_ghosts("mc_displacement"), out, *self._mesh_arguments(world, n))
         if worst > 1.0:
             raise StateError(
                 f"multi-contact: the surface of particle gid {int(p.gid[at])} moved by {worst:.3g} "
                 "of its radius under its other contacts (Eq. 1): at these overlaps the correction "
                 f"has no static state (its gain exceeds one) for gamma = {gamma:g}. Lower gamma or "
                 "the compression, or approach the state more slowly")
+
+    def _mesh_arguments(self, world, n: int) -> tuple:
+        """surface_displacements' mesh-wall arguments: the candidates of each owned grain
+        (start, rows of ``mesh_pairs``), their direction and distance to the triangle, last
+        force and W, and this step's W (empty without mesh walls)."""
+        if self._mesh is None or world.mesh_pairs.n_owned == 0:
+            kept = self._scratch.get("no mesh")
+            if kept is None or kept[0].size != n + 1:
+                none = np.zeros(0)
+                kept = self._scratch["no mesh"] = (np.zeros(n + 1, dtype=np.int64),
+                                                   np.zeros(0, np.int64), np.zeros((0, 3)),
+                                                   none, none, none, none,
+                                                   np.zeros(0, np.int32), np.zeros(0, np.int8),
+                                                   np.zeros((0, 3), np.int64))
+            return kept
+        pairs, p = world.mesh_pairs, world.particles
+        m = pairs.n_owned
+        grain = pairs.owned("i")
+        items = np.argsort(grain, kind="stable")
+        start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(grain, minlength=n)[:n], out=start[1:])
+        direction = self._array("mesh_direction", (m, 3))
+        distance = self._array("mesh_distance", (m,))
+        rank = self._scratch.get("mesh_rank")
+        if rank is None or rank.size != m:
+            rank = self._scratch["mesh_rank"] = np.zeros(m, dtype=np.int8)
+        tri = world.mesh_triangles
+        triangle = pairs.owned("t")
+        mesh_separations(grain, triangle, tri.with_ghosts("rows"), p.with_ghosts("position"),
+                         world.mesh_vertices.with_ghosts("position"), p.with_ghosts("radius"),
+                         direction, distance, rank)
+        displacement, force, offset = (pairs.owned(name) for name in MESH_NAMES)
+        return (start, items, direction, distance, force, offset, displacement, triangle, rank,
+                tri.with_ghosts("vertices"))
 
     def _array(self, name: str, shape: tuple) -> np.ndarray:
         """A scratch array of this shape, kept while the shape holds."""
@@ -327,7 +422,7 @@ class MultiContactDisplacements(System):
 
 
 def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0.05,
-                 check_time_step: bool = True) -> list[System]:
+                 check_time_step: bool = True, iterations: int = 0) -> list[System]:
     """The systems of MC-DEM, in the order to add them (module docstring)::
 
         for s in multicontact(SaturatedHertzLaw(), gamma=1.19):
@@ -338,13 +433,15 @@ def multicontact(law, gamma: float = GAMMA_MCDEM, max_initial_overlap: float = 0
     the plain ``ContactForces`` and ``WallContacts``. gamma = 0 gives the independent-contact
     forces of those with the same law, bit for bit on one rank. The model is the systems'
     ``model`` attribute: give it to any other rigid-object contact system, added after them.
+    ``iterations``: extra iterations of the correction per step (``MultiContact``).
     """
-    model = MultiContact(gamma)
+    model = MultiContact(gamma, iterations)
     return [MultiContactDisplacements(model),
             ContactForces(law, max_initial_overlap, check_time_step, model=model),
             WallContacts(law, check_time_step, model=model, optional=True)]
 
 
 __all__ = ["GAMMA_INDEPENDENT", "GAMMA_HALF_SPACE", "GAMMA_MCDEM", "PAIR_FIELDS", "PAIR_STATE",
+           "MESH_FIELDS",
            "rigid_fields", "wall_fields", "influence_coefficients", "point_force_displacement",
            "surface_displacements", "MultiContact", "MultiContactDisplacements", "multicontact"]

@@ -86,7 +86,10 @@ def test_the_force_distribution_is_normalised_and_undefined_without_forces():
                                         ("plate_speed", math.inf), ("particles", 0),
                                         ("settle_gravity", math.inf), ("levels", 1),
                                         ("prepare_restitution", 0.0),
-                                        ("prepare_friction", math.nan)])
+                                        ("prepare_friction", math.nan), ("box_depth", 0.0),
+                                        ("weight_density", -1.0), ("gravity", math.inf),
+                                        ("piston_travel", -0.01), ("poisson_ratio", 0.51),
+                                        ("mc_iterations", -1)])
 def test_the_material_and_thresholds_are_range_checked_by_name(key, value):
     """A negative modulus used to surface as 'dt must be positive (got nan)', a negative
     friction only after the preparation, and skin_fraction = 0 as a ZeroDivisionError after
@@ -117,3 +120,41 @@ def test_results_that_cannot_be_written_are_an_error_not_a_traceback(tmp_path, c
     assert compression.main(argv) == 3
     assert (f"error: cannot write {tmp_path / 'top_force.csv'}: No space left on device"
             in capsys.readouterr().err)
+
+
+def test_the_piston_travel_sets_the_lift_above_h0_and_a_short_one_is_refused():
+    """The experiment's stroke: 27.5 mm from the highest position to 13.4 % strain of H0."""
+    from ecs_dem.errors import InputError
+    from helpers import load_driver
+
+    compression = load_driver("compression")
+    cfg = dict(compression.DEFAULTS, piston_travel=0.0275)
+    h0 = 0.171
+    lift = compression.lift_strain(cfg, h0)
+    assert (lift + cfg["max_strain"]) * h0 == pytest.approx(0.0275, rel=1e-12)
+    assert compression.lift_strain(dict(cfg, piston_travel=0.0), h0) == cfg["lift_strain"]
+    with pytest.raises(InputError, match="piston_travel 20 mm is shorter than the compression"):
+        compression.lift_strain(dict(cfg, piston_travel=0.02), h0)
+
+
+def test_the_experiments_sample_weighs_on_the_floor_throughout(tmp_path):
+    """weight_density > 0: gravity acts on the grains in the cycles too, with the buoyant
+    weight N (4/3) pi r^3 weight_density g; a rectangular container (box_depth). Averaged over
+    every sample, floor force minus top force is that weight (dynamics and wall friction:
+    within 25 %); without it (the density-matched default) they balance."""
+    from helpers import load_driver
+
+    compression = load_driver("compression")
+    settings = [*SMALL, "gammas=0", "box_depth=0.06", "weight_density=300", "poisson_ratio=0.5",
+                "piston_travel=0.012", f"output={tmp_path}", "plots=false"]
+    res = run(*settings)
+    assert res.returncode == 0, res.stderr
+    assert "piston travel 12 mm" in res.stdout
+    rows = read(tmp_path / "samples_gamma0.csv")
+    difference = np.mean([float(r["bottom_force"]) - float(r["top_force"]) for r in rows])
+    cfg = dict(compression.DEFAULTS, weight_density=300.0)
+    # the grains' volumes: the driver's diameters (same seed, same draw)
+    rng = np.random.default_rng(cfg["seed"])
+    d = cfg["diameter"] * rng.uniform(1 - cfg["polydispersity"], 1 + cfg["polydispersity"], 60)
+    weight = np.sum(np.pi / 6 * d**3) * 300.0 * cfg["gravity"]
+    assert difference == pytest.approx(weight, rel=0.25)

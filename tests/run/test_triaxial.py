@@ -226,7 +226,7 @@ def test_bad_input_and_a_foreign_or_damaged_checkpoint_leave_the_earlier_run_as_
     ("prep_relax_time", -1.0, "[0, infinity]"),    # was accepted
     ("grain_restitution", 0.0, "(0, 1]"),
     ("membrane_damping", -1.0, "[0, infinity]"),   # was refused only after the preparation
-    ("membrane_poisson", 0.5, "(-1, 0.5)"),
+    ("membrane_poisson", 0.6, "(-1, 0.5]"),
     ("seed", -1, "[0, infinity]"),
 ])
 def test_the_materials_and_the_preparation_are_range_checked_before_anything_runs(key, value,

@@ -246,6 +246,37 @@ def test_wall_cases_one_pass_and_fixed_point(name):
     assert max(rates) < 0.1 and max(rates) / min(rates) < 1.05, rates
 
 
+@pytest.mark.parametrize("iterations", [1, 5])
+def test_in_step_iterations_are_the_lagged_steps_compressed(iterations):
+    """multicontact(..., iterations=n): each step runs n extra force passes of the
+    correction at the step's positions (World.add_force_iteration), so at rest step k is the
+    lagged scheme's step k (n + 1) (to 1e-11, as the lagged test), and the walls carry the
+    force of the step's own pass only (not the sum over the passes)."""
+    normals, overlaps = CASES["two at an angle"]
+    world = mc_world()
+    add_particles(world, [[0.0, 0.0, 0.0]], R, fixed=True)
+    for n, delta in zip(normals, overlaps):
+        n = np.asarray(n, float)
+        add_wall(world, -(R - delta) * n, n)
+    first, second = velocity_verlet()
+    for s in (first, NeighborSearch(), *multicontact(SaturatedHertzLaw(), GAMMA,
+                                                     iterations=iterations), second):
+        world.add_system(s)
+    expected = lagged_wall_steps(normals, overlaps, 4 * (iterations + 1))
+    p = world.particles
+    world.setup()
+    np.testing.assert_allclose(p.mc_wall_force[0], expected[0][1], rtol=1e-13)
+    for k in range(1, 5):
+        world.step_once()
+        W, F = expected[k * (iterations + 1)]
+        np.testing.assert_allclose(p.mc_wall_displacement[0], W, rtol=1e-11)
+        np.testing.assert_allclose(p.mc_wall_force[0], F, rtol=1e-11)
+        total = np.linalg.norm(world.walls.force[:2], axis=1)
+        np.testing.assert_allclose(total, F, rtol=1e-11)
+    with pytest.raises(InputError, match="iterations must be an integer >= 0"):
+        multicontact(SaturatedHertzLaw(), GAMMA, iterations=-1)
+
+
 def test_a_grain_attached_to_a_wall_never_touches_it():
     """As WallContacts (a membrane's end ring on its platen): a grain attached to wall 0 and
     overlapping it by delta has no contact with it, a free grain with the same overlap has
