@@ -81,16 +81,11 @@ def mesh_separations(pair_i, pair_t, tri_rows, position, vertex_position, radius
 
 
 @inline
-def one_contact(side, row, k, c, mesh_t, mesh_rank, tri_vertices):
-    """Whether entries k and c of a grain's contact list are candidates of one mesh-wall
-    contact: both mesh-wall candidates (side 2) on triangles sharing a vertex, not both face
-    contacts. Table 1 keeps one of them; the other is the same contact seen from a
-    neighbouring triangle, and takes no displacement from it (as the contact itself takes
-    none from itself)."""
-    if side[k] != 2 or side[c] != 2:
-        return False
-    rk = row[k]
-    rc = row[c]
+def one_contact(rk, rc, mesh_t, mesh_rank, tri_vertices):
+    """Whether mesh-wall candidates rk and rc (rows of ``mesh_pairs``) of one grain are
+    candidates of one contact: on triangles sharing a vertex, not both face contacts. Table 1
+    keeps one of them; the other is the same contact seen from a neighbouring triangle, and
+    takes no displacement from it (as the contact itself takes none from itself)."""
     if mesh_rank[rk] == RANK_FACE and mesh_rank[rc] == RANK_FACE:
         return False
     return share_vertex(tri_vertices, mesh_t[rk], mesh_t[rc])
@@ -211,6 +206,7 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
         prefactor = gamma * (1.0 + nu) / (2.0 * math.pi * E)
         c34 = 3.0 - 4.0 * nu
         c12 = 1.0 - 2.0 * nu
+        meshy = mesh_start[p + 1] - mesh_start[p] > 1  # loop-invariant: unswitched
         # sources (touching at the last evaluation) first: [0, ns), the other receivers after
         ns = 0
         for c in range(m):
@@ -227,15 +223,17 @@ def surface_displacements(n_owned, start, items, pair_i, pair_j, pair_force, pai
                 ns += 1
         for c in range(ns):  # two sources: once, both ways
             for k in range(c + 1, ns):
-                if one_contact(side, row, k, c, mesh_t, mesh_rank, tri_vertices):
-                    continue
+                if meshy and side[c] == 2 and side[k] == 2 and one_contact(
+                        row[k], row[c], mesh_t, mesh_rank, tri_vertices):
+                    continue  # scalar tests first: a call with arrays costs refcounts
                 a_kc, a_ck = influence_coefficients(ex[k], ey[k], ez[k], s_[k], ex[c], ey[c],
                                                     ez[c], s_[c], prefactor, c34, c12)
                 W[c] += a_kc * f[k]
                 W[k] += a_ck * f[c]
         for c in range(ns, m):  # a contact without force receives only
             for k in range(ns):
-                if one_contact(side, row, k, c, mesh_t, mesh_rank, tri_vertices):
+                if meshy and side[c] == 2 and side[k] == 2 and one_contact(
+                        row[k], row[c], mesh_t, mesh_rank, tri_vertices):
                     continue
                 W[c] += point_force_displacement(f[k], ex[k], ey[k], ez[k], s_[k], ex[c], ey[c],
                                                  ez[c], s_[c], prefactor, c34, c12)
