@@ -100,7 +100,7 @@ DEFAULTS = {
     "diameter": 0.012,             # m, mean diameter
     "polydispersity": 0.1,         # diameters uniform in diameter * (1 +- polydispersity)
     "box_width": 0.09,             # m, container along x
-    "box_depth": 0.09,             # m, container along y
+    "box_depth": 0.0,              # m, container along y; 0: box_width (a square)
     "youngs_modulus": 23.3e3,      # Pa
     "poisson_ratio": 0.49,
     "density": 1000.0,             # kg/m^3: the grains' mass (inertia)
@@ -153,7 +153,7 @@ def gammas_of(cfg) -> list[float]:
 RANGES = (
     ("particles", 1, math.inf, "[)"), ("diameter", 0.0, math.inf, False),
     ("polydispersity", 0.0, 1.0, "[)"), ("box_width", 0.0, math.inf, False),
-    ("box_depth", 0.0, math.inf, False), ("weight_density", 0.0, math.inf, "[)"),
+    ("box_depth", 0.0, math.inf, "[)"), ("weight_density", 0.0, math.inf, "[)"),
     ("gravity", 0.0, math.inf, False), ("piston_travel", 0.0, math.inf, "[)"),    # m
     ("max_strain", 0.0, 0.5, False), ("lift_strain", 0.0, math.inf, "[)"),
     ("discard", 0, math.inf, "[)"), ("plate_speed", 0.0, math.inf, False),    # m/s
@@ -207,7 +207,7 @@ def build_world(cfg, position, radius, height, plate_z, gamma, gravity=0.0, prep
     rmin = float(radius.min())
     dt = cfg["dt_fraction"] * float(rayleigh_time(rmin, cfg["density"], cfg["youngs_modulus"],
                                                    cfg["poisson_ratio"]))
-    width, depth = cfg["box_width"], cfg["box_depth"]
+    width, depth = cfg["box_width"], cfg["box_depth"] or cfg["box_width"]
     world = World(Box((0.0, 0.0, 0.0), (width, depth, height)), dt=dt,
                   skin=cfg["skin_fraction"] * 0.5 * cfg["diameter"], comm=comm, seed=cfg["seed"])
     add_species(world, youngs_modulus=cfg["youngs_modulus"], poisson_ratio=cfg["poisson_ratio"],
@@ -287,7 +287,7 @@ def prepare(cfg, comm, say):
     """The packing every gamma starts from, and H0 (module docstring): (position, radius, H0, box height)."""
     rng = np.random.default_rng(cfg["seed"])
     n, d = cfg["particles"], cfg["diameter"]
-    width, depth = cfg["box_width"], cfg["box_depth"]
+    width, depth = cfg["box_width"], cfg["box_depth"] or cfg["box_width"]
     diameters = d * rng.uniform(1 - cfg["polydispersity"], 1 + cfg["polydispersity"], n)
     spacing = 1.15 * diameters.max()
     nx, ny = int(width // spacing), int(depth // spacing)

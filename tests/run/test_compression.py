@@ -86,7 +86,7 @@ def test_the_force_distribution_is_normalised_and_undefined_without_forces():
                                         ("plate_speed", math.inf), ("particles", 0),
                                         ("settle_gravity", math.inf), ("levels", 1),
                                         ("prepare_restitution", 0.0),
-                                        ("prepare_friction", math.nan), ("box_depth", 0.0),
+                                        ("prepare_friction", math.nan), ("box_depth", -0.01),
                                         ("weight_density", -1.0), ("gravity", math.inf),
                                         ("piston_travel", -0.01), ("poisson_ratio", 0.51),
                                         ("mc_iterations", -1)])
