@@ -65,7 +65,7 @@ class Region:
     volume: float
 
     def arrays(self):
-        """(kind, params, vertices, triangles, *voxel grid): the arguments of
+        """(kind, params, vertices, triangles, the voxel grid arrays): the arguments of
         :func:`sphere_inside` after the sphere."""
         return (self.kind, self.params, np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64),
                 *_NO_GRID)
