@@ -40,6 +40,15 @@ side effects: history, files, collectives.)
 Worlds created without ``debug`` take ``ECS_DEM_DEBUG`` from the environment,
 else the module's ``DEFAULT``.
 
+Which calls are checked: a misdeclaration is a property of a system's code path, so the
+guard checks the calls where new paths are taken and samples the rest, which keeps long runs
+in debug mode two to three times, not ten times, slower than plain ones. A system's call is
+checked when it is one of the system's first :data:`FIRST_CALLS` calls in the World, when
+any table's structure changed (its ``epoch``: rebuilds, migration, sorting, ghost resizes)
+since the system's last checked call, and on every :data:`STRIDE`-th call (a prime, so that
+systems acting every 10, 50 or 100 steps are met on their acting steps too). The other calls
+run unguarded. ``ECS_DEM_DEBUG=all`` checks every call.
+
 A system may change a field it ``writes`` (any row) or accumulates into
 (``accumulates``: any row; ``accumulates_owned``:
 owned rows only, its ghost rows are compared as well; ``assigns_owned`` is a
@@ -67,6 +76,16 @@ class DeclarationError(StateError):
 #: debug mode of Worlds created without an explicit ``debug``, when ``ECS_DEM_DEBUG`` is unset
 #: (the test suite sets it for its own process; drivers it starts run without)
 DEFAULT = False
+
+#: every call of a system is checked up to this many calls in a World (module docstring)
+FIRST_CALLS = 20
+#: and after that every STRIDE-th call, and any call after a structural change of a table
+STRIDE = 7
+
+
+def every_call_from_environment() -> bool:
+    """``ECS_DEM_DEBUG=all``: the guard checks every call of every system."""
+    return os.environ.get("ECS_DEM_DEBUG", "").strip().lower() == "all"
 
 
 def debug_from_environment() -> bool:
@@ -237,9 +256,26 @@ class _GhostReads:
 class DeclarationGuard:
     """Snapshot before a system runs, compare after (module docstring)."""
 
-    def __init__(self, tables: dict):
+    def __init__(self, tables: dict, every_call: bool | None = None):
         self.tables = tables
         self._summed: set[tuple[str, str]] = set()
+        self.every_call = every_call_from_environment() if every_call is None else every_call
+        self._calls: dict[int, int] = {}  # id(system) -> calls so far
+        self._epochs: dict[int, tuple] = {}  # id(system) -> table epochs at its last check
+        #: calls checked and calls run unguarded (for the record; tests read them)
+        self.checked = self.skipped = 0
+
+    def due(self, system) -> bool:
+        """Whether this call of `system` is checked (module docstring: which calls)."""
+        key = id(system)
+        calls = self._calls.get(key, 0)
+        self._calls[key] = calls + 1
+        epochs = tuple(t.epoch for t in self.tables.values())
+        if (self.every_call or calls < FIRST_CALLS or calls % STRIDE == 0
+                or self._epochs.get(key) != epochs):
+            self._epochs[key] = epochs
+            return True
+        return False
 
     def summed(self, keys) -> None:
         """The world summed these SUM fields over ranks during the running system."""
@@ -247,7 +283,13 @@ class DeclarationGuard:
 
     def run(self, system, world) -> None:
         """Run `system` once under the guard: snapshot, poison of the ghost rows it may not
-        read, run, check of its outputs for poison, restore, comparison."""
+        read, run, check of its outputs for poison, restore, comparison; or just run it, on
+        a call that is not checked."""
+        if not self.due(system):
+            self.skipped += 1
+            system.run(world)
+            return
+        self.checked += 1
         saved = self.before(system)
         reads = _GhostReads(system, self.tables, _allowed(system), set(system.builds))
         try:

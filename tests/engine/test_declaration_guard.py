@@ -275,3 +275,71 @@ def test_declarations_changed_in_setup_are_refused():
     world.add_system(SetupDeclarer())
     with pytest.raises(DeclarationFrozen, match=r"SetupDeclarer.setup changed writes.*declare"):
         world.setup()
+
+
+class LateTagger(System):
+    """Writes `tag` without declaring it, only on the calls `when(call)` picks."""
+
+    stage = Stage.FORCES
+
+    def __init__(self, when):
+        self.when, self.calls = when, 0
+
+    def run(self, world):
+        if self.when(self.calls):
+            world.particles.tag[3] += 1
+        self.calls += 1
+
+
+def test_a_system_that_misbehaves_every_tenth_call_after_the_first_ones_is_caught():
+    """Calls past FIRST_CALLS are sampled every STRIDE-th (a prime): a system acting every
+    10 steps is checked on an acting call within 10 STRIDE calls."""
+    from ecs_dem import declaration_guard as dg
+
+    world = small_world()
+    tagger = world.add_system(LateTagger(lambda c: c >= 2 * dg.FIRST_CALLS and c % 10 == 0))
+    with pytest.raises(DeclarationError, match="LateTagger changed 'particles.tag'"):
+        world.run(2 * dg.FIRST_CALLS + 10 * dg.STRIDE)
+    assert tagger.calls % 10 == 1 and tagger.calls % dg.STRIDE == 1  # caught on a stride call
+
+
+def test_the_call_after_a_structural_change_is_checked():
+    """A system that misbehaves only on its first call after the particles' rows changed
+    (a cache rebuilt per epoch) is caught, though that call is not a stride call."""
+    from ecs_dem import declaration_guard as dg
+
+    world = small_world()
+    seen = {"epoch": None}
+
+    def after_change(call):
+        epoch = world.particles.epoch
+        changed = seen["epoch"] is not None and epoch != seen["epoch"]
+        seen["epoch"] = epoch
+        return changed
+
+    tagger = world.add_system(LateTagger(after_change))
+    world.setup()
+    world.run(2 * dg.FIRST_CALLS)
+    call = tagger.calls
+    while call % dg.STRIDE == 0 or (call + 1) % dg.STRIDE == 0:
+        world.run(1)
+        call = tagger.calls
+    world.particles.append(1, position=np.full(3, 0.5), radius=0.01, mass=1.0)
+    with pytest.raises(DeclarationError, match="LateTagger changed 'particles.tag'"):
+        world.run(1)
+
+
+def test_calls_past_the_first_are_sampled_and_all_checks_every_one(monkeypatch):
+    from ecs_dem import declaration_guard as dg
+
+    world = small_world()
+    world.add_system(Tagger(declare=True))
+    world.run(300)
+    calls = world.guard.checked + world.guard.skipped
+    expected = dg.FIRST_CALLS + sum(1 for c in range(dg.FIRST_CALLS, calls) if c % dg.STRIDE == 0)
+    assert world.guard.checked == expected < calls / 4
+    monkeypatch.setenv("ECS_DEM_DEBUG", "all")
+    every = small_world()
+    every.add_system(Tagger(declare=True))
+    every.run(300)
+    assert every.guard.skipped == 0 and every.guard.checked == calls

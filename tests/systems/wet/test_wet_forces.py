@@ -94,9 +94,9 @@ def test_static_willett_bridge_force_against_separation_and_rupture(base):
                                                                            friction=0.3)
     law = LiquidBridgeWillet(dry, bridge_volume=volume, contact_angle=theta_deg,
                              surface_tension=GAMMA)
-    world, _ = _separating(law)
+    world, _ = _separating(law, speed=0.5)
     rupture = (1.0 + theta / 2.0) * volume ** (1.0 / 3.0)
-    trace = _trace(world, 40000)
+    trace = _trace(world, 4000)  # separations up to 2.5 rupture distances
     seen_beyond = seen_near = 0
     for sep, fx in trace:
         if sep <= 0.0:
@@ -113,11 +113,11 @@ def test_static_willett_bridge_force_against_separation_and_rupture(base):
 
 def test_migrating_willett_uses_the_bridge_volume_it_is_given():
     law = LiquidMigrationWillet(HertzMindlinLaw(), max_bridge_volume=5e-11)
-    world, _ = _separating(law, gap=1e-5)  # apart from the start: no bridge, no force
+    world, _ = _separating(law, speed=0.5, gap=1e-5)  # apart: no bridge, no force
     world.run(1)
     assert world.particles.force[0, 0] == 0.0
     world.pairs.bridge_volume[:world.pairs.n_owned] = 3e-11
-    trace = _trace(world, 20000)
+    trace = _trace(world, 2500)  # separations up to 1.6 rupture distances
     rupture = (3e-11) ** (1.0 / 3.0)
     assert any(sep > 0.8 * rupture and f > 0 for sep, f in trace if sep < rupture)
     for sep, fx in trace:
