@@ -46,14 +46,15 @@ if [ ! -x "$PY" ]; then
   python3 -m venv "$VENV"
 fi
 
-# meshio reads and writes membrane meshes; matplotlib draws the drivers' plots. An environment
-# set up before they were added redoes this step once
-if [ ! -f "$VENV/.stamp-tools" ] || ! "$PY" -c "import meshio, matplotlib" >/dev/null 2>&1; then
+# meshio reads and writes membrane meshes; matplotlib draws the drivers' plots; pytest-xdist
+# spreads the serial tests over the cores. An environment set up before one of them was added
+# redoes this step once
+if [ ! -f "$VENV/.stamp-tools" ] || ! "$PY" -c "import meshio, matplotlib, xdist" >/dev/null 2>&1; then
   say "installing Python tools into $VENV"
   "$PY" -m pip install -q --upgrade pip setuptools wheel 2>&1 | grep -v "^WARNING: Location" || true
-  "$PY" -m pip install -q cython pkgconfig "numpy>=1.26" numba meshio matplotlib pytest pytest-mpi 2>&1 \
+  "$PY" -m pip install -q cython pkgconfig "numpy>=1.26" numba meshio matplotlib pytest pytest-mpi pytest-xdist 2>&1 \
     | grep -v "^WARNING: Location" || true
-  "$PY" -c "import numba, meshio, matplotlib, pytest"
+  "$PY" -c "import numba, meshio, matplotlib, pytest, xdist"
   touch "$VENV/.stamp-tools"
 fi
 
@@ -109,7 +110,10 @@ case "${1:-}" in
   "") say "ready: $VENV" ;;
   demo) shift; exec "$PY" -m ecs_dem.run.triaxial "$@" ;;
   test)
-    # 1. the whole suite on one process (MPI tests skip themselves there);
+    # 1. the whole suite without MPI (MPI tests skip themselves there), its test files
+    #    spread over up to 4 processes by pytest-xdist, one per core (a file's tests stay
+    #    together: they share module fixtures such as a driver's finished run);
+    #    ECS_DEM_TEST_WORKERS=1 runs them in one process;
     # 2. the decomposition tests under mpiexec on 2 ranks, then 4 (2 x 2 grids,
     #    oversubscribed on small machines). Extra arguments go to step 1 only,
     #    and then the MPI steps are left out.
@@ -121,7 +125,12 @@ case "${1:-}" in
       [ "$rc" -ne 0 ] && status=$rc
       return 0
     }
-    run_pytest "$PY" -m pytest -q "$@"
+    workers="${ECS_DEM_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}"
+    if [ "$workers" -gt 1 ]; then
+      run_pytest "$PY" -m pytest -q -n "$workers" --dist loadfile "$@"
+    else
+      run_pytest "$PY" -m pytest -q "$@"
+    fi
     if [ "$#" -eq 0 ]; then
       say "tests/mpi on 2 ranks"
       run_pytest timeout -k 60 1800 mpiexec.mpich -n 2 "$PY" -m pytest --with-mpi -q -p no:cacheprovider tests/mpi
