@@ -94,3 +94,96 @@ def test_restart_continues_bit_for_bit(tmp_path):
         for x, y in zip(a[g], b[g]):
             np.testing.assert_array_equal(x, y)
     assert bridges(straight) == bridges(resumed)
+
+
+# ----------------------------------------------------------------- spray droplets
+
+def sprayed_gas(comm, n_side=6):
+    """The wet gas between two planar walls (z), sprayed by a cone (down onto the grains: its
+    droplets are absorbed on either rank) and a fan (up: lost on the top wall)."""
+    from ecs_dem.components.droplets import add_nozzle
+    from ecs_dem.components.walls import add_wall
+    from ecs_dem.systems.walls.contacts import WallContacts
+    from ecs_dem.systems.wet.droplets import spray
+
+    rng = np.random.default_rng(7)
+    width = n_side * 2.6 * R
+    world = World(Box((0, 0, 0), (width,) * 3, (True, True, False)), dt=2e-6, skin=1e-4,
+                  comm=comm)
+    add_species(world, youngs_modulus=1e7, poisson_ratio=0.3, density=2500.0, restitution=0.8,
+                friction=0.3)
+    grid = (np.arange(n_side) + 0.5) * 2.6 * R
+    pos = np.array([[x, y, z] for x in grid for y in grid for z in grid[:-1]])
+    pos += rng.uniform(-0.2 * R, 0.2 * R, pos.shape)
+    add_particles(world, pos, R * rng.uniform(0.9, 1.1, len(pos)),
+                  velocity=rng.normal(0.0, 0.6, pos.shape))
+    add_liquid(world, rng.uniform(0.0, 4e-11, len(pos)))
+    add_wall(world, [0, 0, 0], [0, 0, 1])
+    add_wall(world, [0, 0, width], [0, 0, -1])
+    add_nozzle(world, [0.3 * width, 0.5 * width, width - 0.6 * R], [0, 0, -1],
+               droplet_radius=4e-5, speed=4.0, rate=2e5, half_angle=25.0, seed=1)
+    add_nozzle(world, [0.7 * width, 0.4 * width, width - 0.6 * R], [0.3, 0, 1],  # up: lost
+               droplet_radius=3e-5, speed=6.0, rate=1e5, shape="fan", fan_angle=40.0,
+               thickness_angle=5.0, seed=2, start=2e-4)
+    law = LiquidMigrationLS(HertzMindlinLaw(), viscosity=1e-3, min_separation=1e-6,
+                            max_bridge_volume=3e-11)
+    contacts, walls = ContactForces(law), WallContacts(law)
+    first, second = velocity_verlet()
+    for s in (first, NeighborSearch(), *spray(), *liquid_migration(contacts, walls), contacts,
+              walls, second, LiquidBalance(every=50)):
+        world.add_system(s)
+    return world
+
+
+def test_sprayed_droplets_agree_with_one_rank_and_conserve_liquid():
+    world = sprayed_gas(default_comm())
+    world.run(STEPS)
+    one = sprayed_gas(SerialComm())
+    one.run(STEPS)
+    nozzles = world.tables["nozzles"]
+    assert nozzles.emitted.tolist() == one.tables["nozzles"].emitted.tolist()
+    assert nozzles.emitted.sum() > 400
+    lost = float(nozzles.lost.sum())
+    assert 0 < lost < 0.9 * float(nozzles.sprayed.sum())
+    assert lost == pytest.approx(float(one.tables["nozzles"].lost.sum()), rel=1e-9)
+    fields = ("position", "velocity", "liquid_film")
+    a, b = gather(one, fields=fields), gather(world, fields=fields)
+    assert a.keys() == b.keys()
+    for k, name in enumerate(fields):
+        ref = np.array([a[g][k] for g in sorted(a)])
+        got = np.array([b[g][k] for g in sorted(a)])
+        assert np.max(np.abs(got - ref)) <= 1e-9 * np.max(np.abs(ref)), name
+    da = gather(one, "droplets", ("position", "state"))
+    db = gather(world, "droplets", ("position", "state"))
+    assert da.keys() == db.keys() and len(da) > 20
+    for g in da:
+        assert db[g][1] == da[g][1]
+        np.testing.assert_allclose(db[g][0], da[g][0], rtol=0, atol=1e-12)
+    for w in (world, one):
+        totals = liquid_totals(w)
+        assert totals["airborne"] > 0
+        assert abs(totals["imbalance"]) <= 1e-12 * totals["inserted"]
+        for row in w.systems[-1].records:
+            assert abs(row["imbalance"]) <= 1e-12 * row["inserted"]
+
+
+def test_sprayed_restart_continues_bit_for_bit(tmp_path):
+    path = default_comm().broadcast_object(str(tmp_path / "spray.h5"))
+    straight, resumed = straight_and_resumed(lambda: sprayed_gas(default_comm()), path,
+                                             STEPS // 2, STEPS // 2)
+    fields = ("position", "velocity", "liquid_film", "liquid_inserted")
+    a, b = gather(straight, fields=fields), gather(resumed, fields=fields)
+    assert a.keys() == b.keys()
+    for g in a:
+        for x, y in zip(a[g], b[g]):
+            np.testing.assert_array_equal(x, y)
+    da = gather(straight, "droplets", ("position", "velocity", "volume", "state"))
+    db = gather(resumed, "droplets", ("position", "velocity", "volume", "state"))
+    assert da.keys() == db.keys() and len(da) > 20
+    for g in da:
+        for x, y in zip(da[g], db[g]):
+            np.testing.assert_array_equal(x, y)
+    for f in ("emitted", "sprayed", "lost"):
+        np.testing.assert_array_equal(straight.tables["nozzles"].owned(f),
+                                      resumed.tables["nozzles"].owned(f))
+    assert liquid_totals(straight) == liquid_totals(resumed)
