@@ -42,12 +42,13 @@ def add_spray(world, balance_every=1, gravity=G):
     return balance
 
 
-def test_a_droplet_follows_the_ballistic_closed_form():
+def ballistic_flight(steps=4000):
+    """One droplet flying for `steps` steps after it left the nozzle: (its position and
+    velocity, and the closed-form x0 + v0 t + g t^2 / 2 and v0 + g t)."""
     world = world_with([[0.04, 0.04, 0.04]])  # far away: absorbs nothing
     x0, v0 = np.array([-0.01, 0.0, 0.02]), np.array([0.3, 0.1, 0.5])
-    speed = float(np.linalg.norm(v0))
-    add_nozzle(world, x0, v0, droplet_radius=RD, speed=speed, rate=1000.0, start=0.0123,
-               stop=0.014)  # one droplet, due at 0.0133 s (the next would be after stop)
+    add_nozzle(world, x0, v0, droplet_radius=RD, speed=float(np.linalg.norm(v0)), rate=1000.0,
+               start=0.0123, stop=0.014)  # one droplet, due at 0.0133 s (the next after stop)
     add_spray(world, balance_every=1000)
     drops = world.tables["droplets"]
     while drops.n_owned == 0:
@@ -55,12 +56,17 @@ def test_a_droplet_follows_the_ballistic_closed_form():
     t_emit = world.time  # it appears at the nozzle at the end of the step it is due in
     assert t_emit >= 0.0133 - 1e-12 and t_emit < 0.0133 + world.dt
     np.testing.assert_array_equal(drops.position[0], x0)
-    world.run(4000)
+    world.run(steps)
     assert drops.n_owned == 1 and world.tables["nozzles"].emitted[0] == 1
     t = world.time - t_emit
-    expected = x0 + v0 * t + 0.5 * G * t * t
-    np.testing.assert_allclose(drops.position[0], expected, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(drops.velocity[0], v0 + G * t, rtol=0, atol=1e-12)
+    return (drops.position[0].copy(), drops.velocity[0].copy(), x0 + v0 * t + 0.5 * G * t * t,
+            v0 + G * t)
+
+
+def test_a_droplet_follows_the_ballistic_closed_form():
+    x, v, x_expected, v_expected = ballistic_flight()
+    np.testing.assert_allclose(x, x_expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(v, v_expected, rtol=0, atol=1e-12)
 
 
 def test_absorption_by_the_nearest_particle_keeps_the_liquid():
