@@ -171,7 +171,6 @@ def build_world(cfg, content: float, comm=None) -> World:
     add_particles(world, floor_grains(cfg), cfg["radius_max"], fixed=True)
     n = len(pos)
     add_liquid(world, content * 4.0 / 3.0 * math.pi * radius**3, rows=np.arange(n))
-    add_liquid(world, 0.0)  # the fields on the floor too (no liquid)
     add_wall(world, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
     law = LiquidMigrationWillet(HertzMindlinLaw(), surface_tension=cfg["surface_tension"],
                                 contact_angle=cfg["contact_angle"],

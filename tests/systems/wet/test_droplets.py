@@ -204,3 +204,16 @@ def test_bad_nozzles_are_refused():
         add_nozzle(world, [0, 0, 0], [0, 0, -1], half_angle=200.0, **good)
     with pytest.raises(InputError, match="shape"):
         add_nozzle(world, [0, 0, 0], [0, 0, -1], shape="jet", **good)
+
+
+def test_a_particle_beyond_the_droplets_reach_is_an_error():
+    """The ghost layer covers the largest particle radius + droplet radius at set-up; a
+    particle grown beyond it by hand could touch a droplet unseen on another rank."""
+    world = world_with([[0.0, 0.0, 0.0], [0.02, 0.0, 0.0]], radius=1e-3)
+    add_nozzle(world, [0.0, 0.0, 0.01], [0, 0, -1], droplet_radius=RD, speed=1.0, rate=1e6)
+    add_spray(world)
+    world.run(5)
+    assert world.domain.ghost_width >= 1e-3 + RD + world.skin
+    world.particles.radius[0] = 2e-3
+    with pytest.raises(InputError, match="reach .* exceeds what the ghost layer covers"):
+        world.run(1)
