@@ -371,9 +371,68 @@ def screen(args) -> list[Row]:
                 pytest_cmd("tests/run/test_screen_wear.py", "acceleration_k"))]
 
 
+def wet(args) -> list[Row]:
+    """Wet matter: a spray droplet's flight, the wet collision against its ODE, the spray
+    drum's liquid balance and growth, the wet pile's angle (the tests' short settings)."""
+    import csv
+
+    import numpy as np
+
+    from ecs_dem import declaration_guard
+    from ecs_dem.run import spray_drum, wet_collision, wet_pile
+
+    declaration_guard.DEFAULT = False
+    t = test_module("systems/wet/test_droplets.py")
+    x, v, x_expected, v_expected = t.ballistic_flight()
+    worst = float(max(np.max(np.abs(x - x_expected)), np.max(np.abs(v - v_expected))))
+    rows = [Row("Spray droplet, ballistic flight (4000 steps)",
+                "analytic: x0 + v0 t + g t^2 / 2, v0 + g t", f"largest error {worst:.1e}",
+                "0", "abs 1e-12 (m, m/s)", worst <= 1e-12,
+                pytest_cmd("tests/systems/wet/test_droplets.py", "ballistic"))]
+    c = test_module("run/test_wet_collision.py")
+    r = wet_collision.collide(c.CFG, 2.0)
+    rows.append(rel_row(f"Wet collision (LiquidMigrationLS), restitution at St = "
+                        f"{r['stokes']:.3g}", "analytic: the two-body ODE (RK4, 2 ns)",
+                        r["restitution"], c.ode_restitution(c.CFG, 2.0), 1e-2,
+                        pytest_cmd("tests/run/test_wet_collision.py", "two_body_ode")))
+    d = test_module("run/test_spray_drum.py")
+    with tempfile.TemporaryDirectory(prefix="validation_wet_") as tmp:
+        argv = [a for k, val in d.SHORT.items() for a in ("--set", f"{k}={val}")]
+        if spray_drum.main(argv + ["--set", f"output={tmp}"]) != 0:
+            raise RuntimeError("run/spray_drum.py failed")
+        with open(Path(tmp) / "spray_drum.csv") as f:
+            sampled = [{k: float(val) for k, val in row.items()} for row in csv.DictReader(f)]
+        pile = wet_pile.main(["--set", "particles=300", "--set", "duration=0.5", "--set",
+                              "contents=0,0.01", "--set", f"output={tmp}/pile"])
+        if pile != 0:
+            raise RuntimeError("run/wet_pile.py failed")
+        with open(Path(tmp) / "pile.csv") as f:
+            dry, wetted = [float(row["angle_deg"]) for row in csv.DictReader(f)]
+    imbalance = max(abs(r["imbalance_m3"]) / r["inserted_m3"] for r in sampled)
+    rows.append(Row("Spray drum (150 grains): liquid balance at every sample",
+                    "conservation: films + bridges + airborne + lost = sprayed",
+                    f"largest |imbalance| / sprayed {imbalance:.1e}", "0", "rel 1e-12",
+                    imbalance <= 1e-12, pytest_cmd("tests/run/test_spray_drum.py", "conserves")))
+    g = spray_drum.growth_check([{"time": r["time_s"], "on_grains": r["on_grains_m3"],
+                                  "lost_at_walls": r["lost_m3"], "airborne": r["airborne_m3"],
+                                  "inserted": r["inserted_m3"]} for r in sampled],
+                                spray_drum.DEFAULTS["volume_rate"])
+    rows.append(rel_row("Spray drum: growth of the liquid on the grains",
+                        "nozzle rate minus droplets lost on the drum (and airborne)",
+                        g["slope"] * 1e9, g["expected"] * 1e9, 0.05,
+                        pytest_cmd("tests/run/test_spray_drum.py", "conserves"),
+                        fmt="{:.4g}", unit=" mm^3/s"))
+    rows.append(Row("Wet pile (300 grains): angle of repose, 1 % liquid against dry",
+                    "paper: cohesion steepens a heap (Thornton et al. 2023, Sect. 5)",
+                    f"{wetted:.1f} deg against {dry:.1f} deg", "steeper by > 3 deg",
+                    "threshold", wetted > dry + 3.0,
+                    pytest_cmd("tests/run/test_wet_pile.py", "steeper")))
+    return rows
+
+
 CASES = {"hertz": hertz, "springs": springs, "hinges": hinges, "sphere": sphere, "drum": drum,
          "table1": table1, "friction": friction, "triaxial": triaxial, "mcdem": mcdem,
-         "lammps": lammps, "wear": wear, "meshwall": meshwall, "screen": screen}
+         "lammps": lammps, "wear": wear, "meshwall": meshwall, "screen": screen, "wet": wet}
 
 
 

@@ -6,15 +6,16 @@ saved in checkpoints and migrated with their rows like every field:
 * ``liquid_film`` (m^3, FORWARD): the liquid a particle carries outside its
   bridges;
 * ``liquid_inserted`` (m^3, LOCAL): the liquid ever given to the particle
-  (``add_liquid``; a droplet absorbed later adds to it);
+  by ``add_liquid`` (a spray droplet it absorbs joins its film only: the
+  nozzle counted it as ``sprayed``, ``components.droplets``);
 * ``liquid_lost`` (m^3, LOCAL): the liquid it lost to walls (a bridge with a
   wall returns only the particle's half at rupture);
 * ``bridges_starting`` (FORWARD): the bridges the particle starts this step
   (``systems.wet.migration``: its film is shared among them).
 
 The bridges' liquid is the per-contact ``bridge_volume`` of the wet laws
-(``systems.wet.laws``). Conserved: sum of films + bridges + lost =
-sum of inserted (``systems.wet.balance``).
+(``systems.wet.laws``). Conserved: sum of films + bridges + airborne droplets + lost =
+sum of inserted + sprayed (``systems.wet.balance``).
 """
 from __future__ import annotations
 

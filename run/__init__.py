@@ -24,6 +24,8 @@ The drivers::
     rotating_drum    an STL drum with lifters: angle of repose and torque against speed
     hopper           discharge through conical STL hoppers, Beverloo's law
     wet_collision    two wet spheres: restitution against the Stokes number
+    wet_pile         a heap of wet grains: angle of repose against liquid content
+    spray_drum       a turning drum sprayed by a flat fan: liquid over the grains in time
     triaxial         the triaxial test (Goetz & Poeschel Sect. 3.1): driver, control,
                      preparation, report
     export_surface   a membrane surface from an output or checkpoint file to STL, OBJ, ...

@@ -241,10 +241,11 @@ def drum_source(cfg: dict):
 
 
 def build_world(cfg: dict, position, radius, velocity=None, rate: float = 0.0,
-                comm=None, law=None) -> World:
+                comm=None, law=None, wall_law=None) -> World:
     """The drum (turning at `rate` rad/s about +y through the origin from t = 0; 0: at rest)
     with grains at `position` (world frame); `law`: the contact law (default: a
-    ``HertzMindlinLaw`` mixing the species' constants)."""
+    ``HertzMindlinLaw`` mixing the species' constants); `wall_law`: the drum's, if another
+    (a wet law for the grains, which mesh walls refuse)."""
     source, scale = drum_source(cfg)
     margin = 0.5 * cfg["edge_length"] + 2.0 * cfg["radius_max"]
     half = math.hypot(cfg["drum_radius"] + 0.25 * cfg["edge_length"],
@@ -268,14 +269,15 @@ def build_world(cfg: dict, position, radius, velocity=None, rate: float = 0.0,
                              "turns its unit into metres)") from None
         raise
     add_particles(world, position, radius, grain, velocity=velocity)
-    add_grain_systems(world, cfg["gravity"], law=law)
+    add_grain_systems(world, cfg["gravity"], law=law, wall_law=wall_law)
     return world
 
 
-def add_grain_systems(world, gravity, planar_walls: bool = False, law=None) -> None:
+def add_grain_systems(world, gravity, planar_walls: bool = False, law=None,
+                      wall_law=None) -> None:
     """The time step of grains under gravity (a number: m/s^2 along -z; or the vector, m/s^2)
     among mesh walls (and planar walls): one contact law for every contact (`law`, default a
-    ``HertzMindlinLaw``)."""
+    ``HertzMindlinLaw``), or `wall_law` for the mesh walls."""
     law = HertzMindlinLaw() if law is None else law
     first, second = velocity_verlet()
     world.add_system(first)
@@ -285,7 +287,7 @@ def add_grain_systems(world, gravity, planar_walls: bool = False, law=None) -> N
     world.add_system(ContactForces(law))
     if planar_walls:
         world.add_system(WallContacts(law))
-    world.add_system(MeshWallContacts(law))
+    world.add_system(MeshWallContacts(law if wall_law is None else wall_law))
     world.add_system(second)
 
 

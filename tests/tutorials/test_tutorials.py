@@ -205,3 +205,24 @@ def check_clumps(lines: list[str]) -> None:
 def test_clumps():
     check_clumps(run("clumps.py"))
 
+
+
+# ---------------------------------------------------------------------------------- wet
+WET_STABLE = ("wet (short settings)", "nozzle:", "time (s)")
+
+
+def test_wet(tmp_path):
+    lines = run("wet.py", "--output", str(tmp_path / "wet.h5"))
+    assert starting(lines, *WET_STABLE) == starting(committed("wet"), *WET_STABLE)
+    (nozzle,) = starting(lines, "nozzle:")
+    per_second = number(nozzle, "(")
+    rows = [line.split() for line in lines if re.match(r"\s*0\.\d+\s", line)]
+    assert len(rows) == 4
+    for row in rows:
+        assert abs(float(row[-1])) < 1e-12  # films + bridges + airborne + lost = inserted
+    assert float(rows[-1][4]) > 0  # droplets that missed the bed were lost on the floor
+    (end,) = starting(lines, "droplets sprayed")
+    # whole droplets: floor(rate t) at the end of 0.08 s
+    assert abs(number(end, "sprayed") - per_second * 0.08) <= 1.0
+    assert number(end, "bridges") > 10
+    assert (tmp_path / "wet.xdmf").exists()
