@@ -44,15 +44,16 @@ class Drag(System):
         add_drag(velocity, mass, self.rate, force)
 
 
-def bed(comm, coarse_graining, n_side=6, layers=6, newton=False, drag=300.0):
+def bed(comm, coarse_graining, n_side=6, layers=6, newton=False, drag=300.0, debug=None):
     """Spheres dropped from a loose cubic lattice onto a floor (z = 0) in a box periodic in x
     and y, under gravity and a background drag (``Drag``); `coarse_graining` (a CoarseGraining system, or None) runs after
-    the step. Returns the world (not yet run)."""
+    the step; `debug`: the World's debug mode (None: the suite's default, on). Returns the
+    world (not yet run)."""
     rng = np.random.default_rng(17)
     spacing = 2.05 * R
     width = n_side * spacing
     world = World(Box((0, 0, 0), (width, width, 1.5 * layers * spacing), (True, True, False)),
-                  dt=5e-6, skin=0.2 * R, comm=comm, balance_every=0)
+                  dt=5e-6, skin=0.2 * R, comm=comm, balance_every=0, debug=debug)
     add_species(world, **MATERIAL)
     k = np.arange(n_side * n_side * layers)
     pos = np.stack([k % n_side, (k // n_side) % n_side, k // n_side**2], axis=1) * spacing
