@@ -20,26 +20,26 @@ Pure functions of arrays; no World, no MPI. The entry point::
 ``coarse_grain`` returns a :class:`Sums`: the additive sums on the grid's cells, which add
 across ranks (``Sums.flat`` / ``Sums.from_flat``) and over a time window
 (:class:`TimeAverage`); ``derive`` turns them into the fields. With phi the kernel
-(``cg.kernels``), r the grid point, x_i the particle centres and V_i = 4/3 pi r_i^3:
+(``cg.kernels``), r the grid point, x_i the particle centres and V_i = 4/3 pi r_i^3::
 
-==================== ======================================================== =========
-field                definition                                                unit
-==================== ======================================================== =========
-density              rho = sum_i m_i phi(r - x_i)                              kg/m^3
-momentum             p = sum_i m_i v_i phi(r - x_i)                             kg/(m^2 s)
-velocity             u = p / rho (0 where rho = 0)                              m/s
-kinetic_stress       sigma_k = sum_i m_i v_i v_i phi - p p / rho                Pa
-contact_stress       sigma_c (below)                                            Pa
-stress               sigma = sigma_k + sigma_c                                  Pa
-boundary_force       t = sum_b f_b phi(r - c_b)                                 N/m^3
-volume_fraction      nu = sum_i V_i phi(r - x_i)                                1
-fabric               F = sum_i V_i (sum over i's contacts c of n_c n_c) phi    1
-coordination         Z = tr F / nu (0 where nu = 0)                             1
-pressure             P = tr sigma / 3                                           Pa
-deviatoric_stress    s = sigma - P I                                            Pa
-stress_ratio         q / P with q = sqrt(3/2 s:s) (0 where P = 0)               1
-temperature          T = tr sigma_k / (3 rho) (granular temperature, per mass)  m^2/s^2
-==================== ======================================================== =========
+    ==================== ======================================================== =========
+    field                definition                                                unit
+    ==================== ======================================================== =========
+    density              rho = sum_i m_i phi(r - x_i)                              kg/m^3
+    momentum             p = sum_i m_i v_i phi(r - x_i)                             kg/(m^2 s)
+    velocity             u = p / rho (0 where rho = 0)                              m/s
+    kinetic_stress       sigma_k = sum_i m_i v_i v_i phi - p p / rho                Pa
+    contact_stress       sigma_c (below)                                            Pa
+    stress               sigma = sigma_k + sigma_c                                  Pa
+    boundary_force       t = sum_b f_b phi(r - c_b)                                 N/m^3
+    volume_fraction      nu = sum_i V_i phi(r - x_i)                                1
+    fabric               F = sum_i V_i (sum over i's contacts c of n_c n_c) phi    1
+    coordination         Z = tr F / nu (0 where nu = 0)                             1
+    pressure             P = tr sigma / 3                                           Pa
+    deviatoric_stress    s = sigma - P I                                            Pa
+    stress_ratio         q / P with q = sqrt(3/2 s:s) (0 where P = 0)               1
+    temperature          T = tr sigma_k / (3 rho) (granular temperature, per mass)  m^2/s^2
+    ==================== ======================================================== =========
 
 Sign convention: **compressive stress is positive** (as in soil mechanics and in
 Weinhart et al.): a pair pushing apart (force on i along x_i - x_j) gives a positive

@@ -29,6 +29,7 @@ Compiled functions (``ecs_dem.jit.kernel``, pure, arrays and numbers only)::
 Line integral: with L = norm(b), s0 the parameter of the point of the line closest to 0 and
 p its distance, norm(d + s b)^2 = p^2 + L^2 (s - s0)^2. The segment is clipped to the support
 (abs(t) < sqrt(r_c^2 - p^2) / L, t = s - s0), then
+
 * Gaussian: A exp(-p^2/2w^2) w sqrt(pi/2) / L [erf(L t_b / (sqrt 2 w)) - erf(L t_a / (sqrt 2 w))]
   (erfc differences where both ends lie on the same side, for accuracy);
 * Lucy: with q = L t / h, P = p / h, (1+3s)(1-s)^3 = 1 - 6 s^2 + 8 s^3 - 3 s^4 and
@@ -36,6 +37,7 @@ p its distance, norm(d + s b)^2 = p^2 + L^2 (s - s0)^2. The segment is clipped t
   F(q) = q - 6 (P^2 q + q^3/3) + 8 G(q) - 3 (P^4 q + 2 P^2 q^3 / 3 + q^5 / 5),
   G(q) = int (P^2 + q^2)^(3/2) dq = q (2 q^2 + 5 P^2) sqrt(P^2 + q^2) / 8 + 3 P^4 asinh(q/P) / 8;
   the difference of the two asinh terms is taken as one logarithm (``_lucy_difference``).
+
 A segment shorter than 1e-3 r_c is integrated by Simpson's rule instead (error below
 1e-15 of the kernel's peak), where the closed forms lose digits to cancellation.
 """
