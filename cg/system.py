@@ -93,6 +93,7 @@ class CoarseGraining(System):
         self.records = None  # (step, pair contacts, wall contacts) of the ContactRecorder
 
     def setup(self, world) -> None:
+        self.check_overlap(world)
         contacts = [s for s in world.systems if isinstance(s, ContactSystem)]
         self._pairs = next((s for s in contacts if isinstance(s, ContactForces)), None)
         self._walls = next((s for s in contacts if isinstance(s, WallContacts)), None)
@@ -113,6 +114,23 @@ class CoarseGraining(System):
         if self._pairs is not None:
             self.reads_ghosts = {"particles": ("position", "radius")}
 
+
+    def check_overlap(self, world) -> None:
+        """Refuse a grid whose points, widened by the kernel's support, miss the world's box
+        in a resolved direction: its fields would be zero everywhere."""
+        box = world.domain.box
+        lo = np.asarray(box.lo, dtype=float)
+        hi = np.asarray(box.hi, dtype=float)
+        near = self.grid.points.min(axis=0) - self.kernel.support
+        far = self.grid.points.max(axis=0) + self.kernel.support
+        miss = self.grid.resolved & ((far < lo) | (near > hi))
+        if np.any(miss):
+            k = int(np.argmax(miss))
+            span = self.grid.points[:, k]
+            raise InputError(
+                f"CoarseGraining: the grid lies outside the domain along {'xyz'[k]}: its "
+                f"points span [{span.min():.4g}, {span.max():.4g}] m, the box "
+                f"[{lo[k]:.4g}, {hi[k]:.4g}] m; place the grid inside the box")
 
     # ------------------------------------------------------------ contacts
     def add_recorder(self, world) -> None:

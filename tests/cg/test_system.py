@@ -12,6 +12,7 @@ from ecs_dem.cg.fields import coarse_grain, derive
 from ecs_dem.cg.grid import CartesianGrid
 from ecs_dem.cg.kernels import Kernel
 from ecs_dem.cg.system import CoarseGraining, sibling_path
+from ecs_dem.errors import InputError
 from ecs_dem.io.hdf5_output import Hdf5Output
 
 
@@ -124,6 +125,13 @@ def test_the_run_is_unchanged_bit_for_bit():
         a = plain.particles.owned(name)[np.argsort(plain.particles.owned("gid"))]
         b = graining.particles.owned(name)[np.argsort(graining.particles.owned("gid"))]
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_grid_outside_the_domain_is_refused():
+    grid = CartesianGrid((0, 0, 0.5), (box_width(),) * 2 + (0.55,), (5, 5, 20))
+    world = bed(SerialComm(), CoarseGraining(grid, Kernel.gaussian(5e-3), every=10))
+    with pytest.raises(InputError, match="outside the domain along z"):
+        world.run(1)
 
 
 def test_on_the_fly_equals_the_pure_function():
