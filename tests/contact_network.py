@@ -30,7 +30,7 @@ def force_balance(path, step: int, gravity=GRAVITY) -> tuple[float, int, int]:
 
 
 def geometry_errors(path, step: int) -> tuple[float, float]:
-    """(largest |branch - (x_j - x_i)| / radius with the minimum image left out, largest
+    """(largest |branch - (x_i - x_j)| / radius with the minimum image left out, largest
     distance of a pair's contact point from the segment between the centres / radius) at
     `step`, for the pairs that do not cross a periodic boundary."""
     with h5py.File(path, "r") as f:
@@ -42,9 +42,10 @@ def geometry_errors(path, step: int) -> tuple[float, float]:
     row[gid] = np.arange(gid.size)
     xi, xj, rmax = x[row[i]], x[row[j]], r.max()
     inside = np.linalg.norm(xj - xi, axis=1) < 4 * rmax  # not across a periodic boundary
-    b_err = np.abs(branch[inside] - (xj - xi)[inside]).max() / rmax
+    b_err = np.abs(branch[inside] - (xi - xj)[inside]).max() / rmax
     u = branch / np.linalg.norm(branch, axis=1)[:, None]
     off = point - xi
-    along = np.einsum("ij,ij->i", off, u)
-    perp = np.linalg.norm(off - along[:, None] * u, axis=1)
+    along = -np.einsum("ij,ij->i", off, u)  # the contact point lies towards j
+    perp = np.linalg.norm(off + along[:, None] * u, axis=1)
+    assert np.all(along > 0)
     return float(b_err), float(perp.max() / rmax)

@@ -13,7 +13,7 @@ Layout (docs/getting-started/output.md shows how to read it)::
                                (``mesh_walls/``: the mesh walls' vertices and triangles)
         contacts/              with ``SnapshotWriter(contacts=True)``: the contact network,
                                one row per touching particle pair: i, j (gids), force (on
-                               i, N), contact_point (m), branch (x_j - x_i, m)
+                               i, N), contact_point (m), branch (x_i - x_j, m)
         boundary_contacts/     one row per particle touching a wall, a membrane patch or
                                a mesh triangle: i (gid), force (on i), contact_point,
                                partner (its index or gid), source (index into the

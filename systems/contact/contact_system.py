@@ -246,8 +246,8 @@ class ContactSystem(System):
         ``{snapshot_group: {dataset: rows}}`` (``SnapshotWriter(contacts=True)``).
 
         Pairs (``"contacts"``): ``i``, ``j`` (gids), ``force`` (on i, N),
-        ``contact_point`` (m), ``branch`` (x_j - x_i, m: across a periodic boundary the
-        image's). Boundary contacts: ``i`` (gid), ``force`` (on i), ``contact_point``,
+        ``contact_point`` (m), ``branch`` (x_i - x_j, m, from j's centre to i's: across a
+        periodic boundary, to the image's; ``ecs_dem.cg.fields`` takes it so). Boundary contacts: ``i`` (gid), ``force`` (on i), ``contact_point``,
         ``partner`` (the wall's, triangle's or object's index or gid in its table).
         Each contact is written by one rank (the one that evaluated it for its particle,
         ``ContactForces``: the rank of the lower gid)."""
@@ -266,7 +266,7 @@ class ContactSystem(System):
                 "contact_point": position[i] + values[contacts, 3:]}
         if j is not None:
             rows["j"] = gid[j].astype(np.int64)
-            rows["branch"] = position[j] - position[i]
+            rows["branch"] = position[i] - position[j]
         else:
             rows["partner"] = np.asarray(partner, dtype=np.int64)
         return {self.snapshot_group: rows}
