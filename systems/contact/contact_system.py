@@ -241,16 +241,18 @@ class ContactSystem(System):
         raise NotImplementedError(f"{type(self).__name__} does not say which bodies its "
                                   "contacts join (recorded_bodies)")
 
-    def snapshot_contacts(self, world) -> dict:
+    def snapshot_contacts(self, world, rows: bool = False) -> dict:
         """This rank's contacts of the last recorded evaluation, for a snapshot:
         ``{snapshot_group: {dataset: rows}}`` (``SnapshotWriter(contacts=True)``).
 
         Pairs (``"contacts"``): ``i``, ``j`` (gids), ``force`` (on i, N),
         ``contact_point`` (m), ``branch`` (x_i - x_j, m, from j's centre to i's: across a
-        periodic boundary, to the image's; ``ecs_dem.cg.fields`` takes it so). Boundary contacts: ``i`` (gid), ``force`` (on i), ``contact_point``,
-        ``partner`` (the wall's, triangle's or object's index or gid in its table).
-        Each contact is written by one rank (the one that evaluated it for its particle,
-        ``ContactForces``: the rank of the lower gid)."""
+        periodic boundary, to the image's; ``ecs_dem.cg.fields`` takes it so). Boundary
+        contacts: ``i`` (gid), ``force`` (on i), ``contact_point``, ``partner`` (the wall's,
+        triangle's or object's index or gid in its table). Each contact is written by one
+        rank (the one that evaluated it for its particle, ``ContactForces``: the rank of the
+        lower gid). `rows`: ``i`` and ``j`` are the particles' local rows (owned or ghost:
+        a periodic image's own row) instead of their gids."""
         record = self._records.get(0)
         p = world.particles
         if record is None or world.step % max(self._record_every, 1):
@@ -262,14 +264,16 @@ class ContactSystem(System):
         i, j, partner = self.recorded_bodies(world, contacts)
         gid = p.with_ghosts("gid")
         position = p.with_ghosts("position")
-        rows = {"i": gid[i].astype(np.int64), "force": values[contacts, :3].copy(),
-                "contact_point": position[i] + values[contacts, 3:]}
+        name = (lambda k: np.asarray(k, dtype=np.int64)) if rows else \
+            (lambda k: gid[k].astype(np.int64))
+        out = {"i": name(i), "force": values[contacts, :3].copy(),
+               "contact_point": position[i] + values[contacts, 3:]}
         if j is not None:
-            rows["j"] = gid[j].astype(np.int64)
-            rows["branch"] = position[i] - position[j]
+            out["j"] = name(j)
+            out["branch"] = position[i] - position[j]
         else:
-            rows["partner"] = np.asarray(partner, dtype=np.int64)
-        return {self.snapshot_group: rows}
+            out["partner"] = np.asarray(partner, dtype=np.int64)
+        return {self.snapshot_group: out}
 
 
 __all__ = ["ContactSystem", "check_time_step", "history_columns", "merged"]

@@ -122,3 +122,23 @@ def test_command_line_writes_the_sibling_file(bed, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "ecs_dem.cg", str(path), "--width", "-1"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--width" in bad.stderr
+
+
+def test_on_the_fly_fields_equal_those_from_the_output_file(tmp_path):
+    from ecs_dem.cg.from_world import RecordedFields
+
+    width = 6 * 1.99 * R
+    grid = CartesianGrid((0, 0, 0), (width, width, 9 * R), (4, 4, 6))
+    kernel = Kernel.gaussian(1.5 * R)
+    world = dense_bed(SerialComm(), n_side=6, layers=4)
+    out = Hdf5Output(tmp_path / "run.h5", None)
+    world.add_system(SnapshotWriter(out, 15, fields=FIELDS, contacts=True))
+    fly = world.add_system(RecordedFields(grid, kernel, 15))
+    world.run(30)
+    out.close()
+    assert sorted(fly.fields) == [0, 15, 30]
+    from_file = coarse_grain_file(tmp_path / "run.h5", grid, kernel)
+    for step in (0, 15, 30):
+        for name, value in from_file[step][1].items():
+            a = fly.fields[step][1][name]
+            np.testing.assert_allclose(value, a, rtol=0, atol=1e-12 * max(np.abs(a).max(), 1e-300))
