@@ -32,17 +32,30 @@ def contact_systems(world) -> list:
     return [s for s in world.systems if callable(getattr(s, "record_contacts", None))]
 
 
-def world_sums(world, grid, kernel, contacts: bool = True) -> Sums:
+def world_sums(world, grid, kernel, contacts: bool = True, select=None) -> Sums:
     """The sums of the world's particles and its contact systems' contacts recorded at
-    this step (collective: every rank calls it; the sums on every rank)."""
+    this step (collective: every rank calls it; the sums on every rank).
+
+    `select` = (field, value): coarse-grain only the particles whose field has that value
+    (``("kind", KIND_GRAIN)``: the grains, not a membrane's vertices; ``("fixed", False)``:
+    not a chute's frozen base). The others become the boundary: a contact of a selected
+    particle with one of them counts as a boundary contact (its force on the selected
+    one, at the contact point), and their own mass and contacts are left out."""
     p = world.particles
     n = p.n_owned
-    position, radius = p.with_ghosts("position"), p.with_ghosts("radius")
+    position, radius = p.with_ghosts("position"), p.with_ghosts("radius").copy()
     rows = position.shape[0]
     velocity = np.zeros((rows, 3))
     velocity[:n] = p.owned("velocity")
     mass = np.zeros(rows)
     mass[:n] = p.owned("mass")
+    chosen = None
+    if select is not None:
+        field, value = select
+        chosen = p.with_ghosts(field) == value
+        mass[~chosen] = 0.0
+        velocity[~chosen] = 0.0
+        radius[~chosen] = 0.0  # no volume, no fabric
     groups: dict = {"contacts": [], "boundary_contacts": []}
     if contacts:
         systems = contact_systems(world)
@@ -60,6 +73,10 @@ def world_sums(world, grid, kernel, contacts: bool = True) -> Sums:
     pairs = joined("contacts", ("i", "j", "force", "branch")) if groups["contacts"] else None
     boundary = (joined("boundary_contacts", ("i", "force", "contact_point"))
                 if groups["boundary_contacts"] else None)
+    if chosen is not None:
+        pairs, boundary = _split(pairs, boundary,
+                                 joined("contacts", ("contact_point",))[0] if pairs else None,
+                                 chosen)
     sums = coarse_grain(grid, kernel, position, velocity, mass, radius, n=n, pairs=pairs,
                         boundary=boundary)
     if world.comm.size > 1:
@@ -67,24 +84,48 @@ def world_sums(world, grid, kernel, contacts: bool = True) -> Sums:
     return sums
 
 
+def _split(pairs, boundary, point, chosen):
+    """Pairs between selected rows; a pair with one unselected partner becomes a boundary
+    contact of the selected one (``world_sums``' `select`)."""
+    bi, bf, bc = [], [], []
+    if boundary is not None:
+        keep = chosen[boundary[0]]
+        bi, bf, bc = [boundary[0][keep]], [boundary[1][keep]], [boundary[2][keep]]
+    if pairs is not None:
+        i, j, f, b = pairs
+        ci, cj = chosen[i], chosen[j]
+        for side, sign, other in ((ci & ~cj, 1.0, i), (cj & ~ci, -1.0, j)):
+            bi.append(other[side])
+            bf.append(sign * f[side])
+            bc.append(point[side])
+        both = ci & cj
+        pairs = (i[both], j[both], f[both], b[both])
+    boundary = ((np.concatenate(bi), np.concatenate(bf), np.concatenate(bc)) if bi else None)
+    return pairs, boundary
+
+
 class RecordedFields(System):
     """Fields of the world every `every` steps, from the recorded contact forces (module
-    docstring); with `window` > 1 each entry of ``fields`` is the mean of that many
-    evaluations' sums (the velocity is then the mean momentum over the mean density)."""
+    docstring), kept in ``fields`` at the evaluations where ``when(world)`` is true (all by
+    default): the mean of the last `window` evaluations' sums (the velocity is then the
+    mean momentum over the mean density). `select`: as ``world_sums``'."""
 
     stage = Stage.OUTPUT
 
-    def __init__(self, grid, kernel, every: int, window: int = 1, contacts: bool = True):
+    def __init__(self, grid, kernel, every: int, window: int = 1, contacts: bool = True,
+                 select=None, when=None):
         if int(every) < 1 or int(window) < 1:
             raise InputError(f"RecordedFields: every = {every} and window = {window} must be "
                              "whole numbers >= 1")
         self.grid, self.kernel = grid, kernel
         self.every, self.window = int(every), int(window)
         self.contacts = bool(contacts)
+        self.select, self.when = select, when
         self.fields: dict = {}
-        self._average = TimeAverage(grid)
-        self.reads = {"particles": ("position", "velocity", "mass", "radius")}
-        self.reads_ghosts = {"particles": ("position", "radius")}
+        self._recent: list = []
+        extra = (select[0],) if select is not None else ()
+        self.reads = {"particles": ("position", "velocity", "mass", "radius", *extra)}
+        self.reads_ghosts = {"particles": ("position", "radius", *extra)}
         grid.check(kernel)
 
     def declare(self, world) -> None:
@@ -99,10 +140,21 @@ class RecordedFields(System):
                 setattr(self, label, mine)
 
     def run(self, world) -> None:
-        self._average.add(world_sums(world, self.grid, self.kernel, self.contacts))
-        if self._average.count >= self.window:
-            self.fields[world.step] = (world.time, derive(self._average.mean()))
-            self._average = TimeAverage(self.grid)
+        self._recent = [*(self._recent[1 - self.window:] if self.window > 1 else ()),
+                        world_sums(world, self.grid, self.kernel, self.contacts, self.select)]
+        if self.when is None or self.when(world):
+            average = TimeAverage(self.grid)
+            for sums in self._recent:
+                average.add(sums)
+            self.fields[world.step] = (world.time, derive(average.mean()))
+
+    def latest(self) -> tuple:
+        """(step, time, fields) of the last entry of ``fields``."""
+        if not self.fields:
+            raise InputError("RecordedFields: no fields yet (the run ended before the first "
+                             "evaluation it was asked for)")
+        step = max(self.fields)
+        return (step, *self.fields[step])
 
 
 __all__ = ["RecordedFields", "contact_systems", "world_sums"]
