@@ -122,7 +122,9 @@ class RecordedFields(System):
         self.contacts = bool(contacts)
         self.select, self.when = select, when
         self.fields: dict = {}
-        self._recent: list = []
+        #: step -> the steps whose sums were averaged into ``fields[step]``
+        self.window_steps: dict = {}
+        self._recent: list = []  # (step, sums) of the last `window` evaluations
         extra = (select[0],) if select is not None else ()
         self.reads = {"particles": ("position", "velocity", "mass", "radius", *extra)}
         self.reads_ghosts = {"particles": ("position", "radius", *extra)}
@@ -140,13 +142,15 @@ class RecordedFields(System):
                 setattr(self, label, mine)
 
     def run(self, world) -> None:
+        sums = world_sums(world, self.grid, self.kernel, self.contacts, self.select)
         self._recent = [*(self._recent[1 - self.window:] if self.window > 1 else ()),
-                        world_sums(world, self.grid, self.kernel, self.contacts, self.select)]
+                        (world.step, sums)]
         if self.when is None or self.when(world):
             average = TimeAverage(self.grid)
-            for sums in self._recent:
-                average.add(sums)
+            for _, recent in self._recent:
+                average.add(recent)
             self.fields[world.step] = (world.time, derive(average.mean()))
+            self.window_steps[world.step] = [step for step, _ in self._recent]
 
     def latest(self) -> tuple:
         """(step, time, fields) of the last entry of ``fields``."""
