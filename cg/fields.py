@@ -33,7 +33,7 @@ contact_stress       sigma_c (below)                                            
 stress               sigma = sigma_k + sigma_c                                  Pa
 boundary_force       t = sum_b f_b phi(r - c_b)                                 N/m^3
 volume_fraction      nu = sum_i V_i phi(r - x_i)                                1
-fabric               F = sum_i V_i sum_(c of i) n_c n_c phi(r - x_i)            1
+fabric               F = sum_i V_i (sum over i's contacts c of n_c n_c) phi    1
 coordination         Z = tr F / nu (0 where nu = 0)                             1
 pressure             P = tr sigma / 3                                           Pa
 deviatoric_stress    s = sigma - P I                                            Pa
@@ -107,76 +107,82 @@ def _bin_range(origin, size, counts, lo, hi, a):
 
 
 @kernel
+def _points_near(origin, size, counts, start, items, lo0, hi0, lo1, hi1, lo2, hi2, out):
+    """The sample points in the bins that the box [lo, hi] overlaps into out; their count."""
+    a0, a1 = _bin_range(origin, size, counts, lo0, hi0, 0)
+    b0, b1 = _bin_range(origin, size, counts, lo1, hi1, 1)
+    c0, c1 = _bin_range(origin, size, counts, lo2, hi2, 2)
+    m = 0
+    for a in range(a0, a1):
+        for b in range(b0, b1):
+            for c in range(c0, c1):
+                cell = (a * counts[1] + b) * counts[2] + c
+                for k in range(start[cell], start[cell + 1]):
+                    out[m] = items[k]
+                    m += 1
+    return m
+
+
+@kernel
+def _weight(points, s, mask, kp, x0, x1, x2):
+    """phi(r_s - x) over the resolved directions."""
+    d0 = (points[s, 0] - x0) * mask[0]
+    d1 = (points[s, 1] - x1) * mask[1]
+    d2 = (points[s, 2] - x2) * mask[2]
+    return value(kp, d0 * d0 + d1 * d1 + d2 * d2)
+
+
+@kernel
 def _particle_sums(points, mask, origin, size, counts, start, items, kp, position, velocity,
                    mass, volume, n, rho, mom, flux, vol):
     """Mass, momentum, momentum flux and volume of the first n rows onto the points."""
     rc = kp[2]
+    near = np.empty(points.shape[0], dtype=np.int64)
     for i in range(n):
         x0, x1, x2 = position[i, 0], position[i, 1], position[i, 2]
-        a0, a1 = _bin_range(origin, size, counts, x0 - rc, x0 + rc, 0)
-        b0, b1 = _bin_range(origin, size, counts, x1 - rc, x1 + rc, 1)
-        c0, c1 = _bin_range(origin, size, counts, x2 - rc, x2 + rc, 2)
+        found = _points_near(origin, size, counts, start, items, x0 - rc, x0 + rc, x1 - rc,
+                             x1 + rc, x2 - rc, x2 + rc, near)
         m = mass[i]
-        v0, v1, v2 = velocity[i, 0], velocity[i, 1], velocity[i, 2]
-        for a in range(a0, a1):
-            for b in range(b0, b1):
-                for c in range(c0, c1):
-                    cell = (a * counts[1] + b) * counts[2] + c
-                    for k in range(start[cell], start[cell + 1]):
-                        s = items[k]
-                        d0 = (points[s, 0] - x0) * mask[0]
-                        d1 = (points[s, 1] - x1) * mask[1]
-                        d2 = (points[s, 2] - x2) * mask[2]
-                        w = value(kp, d0 * d0 + d1 * d1 + d2 * d2)
-                        if w == 0.0:
-                            continue
-                        rho[s] += m * w
-                        mom[s, 0] += m * v0 * w
-                        mom[s, 1] += m * v1 * w
-                        mom[s, 2] += m * v2 * w
-                        flux[s, 0, 0] += m * v0 * v0 * w
-                        flux[s, 0, 1] += m * v0 * v1 * w
-                        flux[s, 0, 2] += m * v0 * v2 * w
-                        flux[s, 1, 0] += m * v1 * v0 * w
-                        flux[s, 1, 1] += m * v1 * v1 * w
-                        flux[s, 1, 2] += m * v1 * v2 * w
-                        flux[s, 2, 0] += m * v2 * v0 * w
-                        flux[s, 2, 1] += m * v2 * v1 * w
-                        flux[s, 2, 2] += m * v2 * v2 * w
-                        vol[s] += volume[i] * w
+        v = (velocity[i, 0], velocity[i, 1], velocity[i, 2])
+        for t in range(found):
+            s = near[t]
+            w = _weight(points, s, mask, kp, x0, x1, x2)
+            if w == 0.0:
+                continue
+            rho[s] += m * w
+            vol[s] += volume[i] * w
+            for u in range(3):
+                mom[s, u] += m * v[u] * w
+                for e in range(3):
+                    flux[s, u, e] += m * v[u] * v[e] * w
 
 
 @kernel
 def _segment_sums(points, mask, origin, size, counts, start, items, kp, ends, forces, branches,
                   stress):
-    """f (x) b int_0^1 phi(r - e + s b) ds onto the points, per segment (e: the end the
-    segment starts from, b: the vector to the other end)."""
+    """f (x) b int_0^1 phi(r - e + s b) ds onto the points, per segment from e (x_i) to
+    e - b (x_j, or a boundary contact point): phi(r - x_i + s b) = phi(d + s b), d = r - e."""
     rc = kp[2]
+    near = np.empty(points.shape[0], dtype=np.int64)
     for q in range(ends.shape[0]):
         e0, e1, e2 = ends[q, 0], ends[q, 1], ends[q, 2]
         b0, b1, b2 = branches[q, 0], branches[q, 1], branches[q, 2]
-        a0, a1 = _bin_range(origin, size, counts, min(e0, e0 - b0) - rc, max(e0, e0 - b0) + rc, 0)
-        c0_, c1_ = _bin_range(origin, size, counts, min(e1, e1 - b1) - rc, max(e1, e1 - b1) + rc, 1)
-        g0, g1 = _bin_range(origin, size, counts, min(e2, e2 - b2) - rc, max(e2, e2 - b2) + rc, 2)
+        found = _points_near(origin, size, counts, start, items,
+                             min(e0, e0 - b0) - rc, max(e0, e0 - b0) + rc,
+                             min(e1, e1 - b1) - rc, max(e1, e1 - b1) + rc,
+                             min(e2, e2 - b2) - rc, max(e2, e2 - b2) + rc, near)
         f = (forces[q, 0], forces[q, 1], forces[q, 2])
         bb = (b0, b1, b2)
-        for a in range(a0, a1):
-            for b in range(c0_, c1_):
-                for c in range(g0, g1):
-                    cell = (a * counts[1] + b) * counts[2] + c
-                    for k in range(start[cell], start[cell + 1]):
-                        s = items[k]
-                        # the segment runs from x_i (s = 0) to x_i - b (s = 1):
-                        # phi(r - x_i + s b) = phi(d + s b') with d = r - x_i, b' = b
-                        w = line_integral(kp, (points[s, 0] - e0) * mask[0],
-                                          (points[s, 1] - e1) * mask[1],
-                                          (points[s, 2] - e2) * mask[2],
-                                          b0 * mask[0], b1 * mask[1], b2 * mask[2])
-                        if w == 0.0:
-                            continue
-                        for u in range(3):
-                            for v in range(3):
-                                stress[s, u, v] += f[u] * bb[v] * w
+        for t in range(found):
+            s = near[t]
+            w = line_integral(kp, (points[s, 0] - e0) * mask[0], (points[s, 1] - e1) * mask[1],
+                              (points[s, 2] - e2) * mask[2], b0 * mask[0], b1 * mask[1],
+                              b2 * mask[2])
+            if w == 0.0:
+                continue
+            for u in range(3):
+                for e in range(3):
+                    stress[s, u, e] += f[u] * bb[e] * w
 
 
 @kernel
@@ -187,30 +193,23 @@ def _point_sums(points, mask, origin, size, counts, start, items, kp, where, vec
     rc = kp[2]
     has_vector = out_vector.shape[0] > 0
     has_tensor = out_tensor.shape[0] > 0
+    near = np.empty(points.shape[0], dtype=np.int64)
     for q in range(where.shape[0]):
         x0, x1, x2 = where[q, 0], where[q, 1], where[q, 2]
-        a0, a1 = _bin_range(origin, size, counts, x0 - rc, x0 + rc, 0)
-        b0, b1 = _bin_range(origin, size, counts, x1 - rc, x1 + rc, 1)
-        c0, c1 = _bin_range(origin, size, counts, x2 - rc, x2 + rc, 2)
-        for a in range(a0, a1):
-            for b in range(b0, b1):
-                for c in range(c0, c1):
-                    cell = (a * counts[1] + b) * counts[2] + c
-                    for k in range(start[cell], start[cell + 1]):
-                        s = items[k]
-                        d0 = (points[s, 0] - x0) * mask[0]
-                        d1 = (points[s, 1] - x1) * mask[1]
-                        d2 = (points[s, 2] - x2) * mask[2]
-                        w = value(kp, d0 * d0 + d1 * d1 + d2 * d2) * weights[q]
-                        if w == 0.0:
-                            continue
-                        if has_vector:
-                            for u in range(3):
-                                out_vector[s, u] += vectors[q, u] * w
-                        if has_tensor:
-                            for u in range(3):
-                                for v in range(3):
-                                    out_tensor[s, u, v] += tensors[q, u, v] * w
+        found = _points_near(origin, size, counts, start, items, x0 - rc, x0 + rc, x1 - rc,
+                             x1 + rc, x2 - rc, x2 + rc, near)
+        for t in range(found):
+            s = near[t]
+            w = _weight(points, s, mask, kp, x0, x1, x2) * weights[q]
+            if w == 0.0:
+                continue
+            if has_vector:
+                for u in range(3):
+                    out_vector[s, u] += vectors[q, u] * w
+            if has_tensor:
+                for u in range(3):
+                    for e in range(3):
+                        out_tensor[s, u, e] += tensors[q, u, e] * w
 
 
 # ------------------------------------------------------------------ sums and fields

@@ -92,7 +92,8 @@ class CartesianGrid:
         return ("x", "y", "z")
 
     def reduce(self, values: np.ndarray, rank: int) -> np.ndarray:
-        """Values at the sample points (S, *(3,) * rank) as output cells (*shape, ...)."""
+        """Values at the sample points, shape ``(S,) + (3,) * rank``, as output cells
+        (``shape + (3,) * rank``)."""
         return values.reshape(self.shape + values.shape[1:])
 
     def check(self, kernel) -> None:

@@ -23,18 +23,19 @@ Compiled functions (``ecs_dem.jit.kernel``, pure, arrays and numbers only)::
 
     value(kp, rsq)                          phi at the squared distance rsq (m^2)
     line_integral(kp, d0, d1, d2, b0, b1, b2)
-        int_0^1 phi(|d + s b|) ds: the kernel along the segment from d to d + b. The
+        int_0^1 phi(norm(d + s b)) ds: the kernel along the segment from d to d + b. The
         contact stress of a pair uses d = r - x_i, b = x_i - x_j (the branch vector).
 
-Line integral: with L = |b|, s0 the parameter of the point of the line closest to 0 and
-p its distance, |d + s b|^2 = p^2 + L^2 (s - s0)^2. The segment is clipped to the support
-(|t| < sqrt(r_c^2 - p^2) / L, t = s - s0), then
+Line integral: with L = norm(b), s0 the parameter of the point of the line closest to 0 and
+p its distance, norm(d + s b)^2 = p^2 + L^2 (s - s0)^2. The segment is clipped to the support
+(abs(t) < sqrt(r_c^2 - p^2) / L, t = s - s0), then
 * Gaussian: A exp(-p^2/2w^2) w sqrt(pi/2) / L [erf(L t_b / (sqrt 2 w)) - erf(L t_a / (sqrt 2 w))]
   (erfc differences where both ends lie on the same side, for accuracy);
 * Lucy: with q = L t / h, P = p / h, (1+3s)(1-s)^3 = 1 - 6 s^2 + 8 s^3 - 3 s^4 and
   s^2 = P^2 + q^2, the integral is A h / L [F(q_b) - F(q_a)] with
   F(q) = q - 6 (P^2 q + q^3/3) + 8 G(q) - 3 (P^4 q + 2 P^2 q^3 / 3 + q^5 / 5),
-  G(q) = int (P^2 + q^2)^(3/2) dq = q (2 q^2 + 5 P^2) sqrt(P^2 + q^2) / 8 + 3 P^4 asinh(q/P) / 8.
+  G(q) = int (P^2 + q^2)^(3/2) dq = q (2 q^2 + 5 P^2) sqrt(P^2 + q^2) / 8 + 3 P^4 asinh(q/P) / 8;
+  the difference of the two asinh terms is taken as one logarithm (``_lucy_difference``).
 A segment shorter than 1e-3 r_c is integrated by Simpson's rule instead (error below
 1e-15 of the kernel's peak), where the closed forms lose digits to cancellation.
 """
@@ -155,21 +156,36 @@ def _erf_difference(a, b):
 
 
 @inline
-def _lucy_antiderivative(P2, q):
-    """F(q) of the module docstring (P2 = P^2)."""
+def _lucy_polynomial(P2, q, rho):
+    """F(q) of the module docstring without its asinh term (P2 = P^2, rho = sqrt(P2 + q^2))."""
     q2 = q * q
-    rho = math.sqrt(P2 + q2)
-    if P2 > 0.0:
-        g = q * (2.0 * q2 + 5.0 * P2) * rho / 8.0 + 3.0 * P2 * P2 * math.asinh(q / math.sqrt(P2)) / 8.0
-    else:
-        g = q * (2.0 * q2) * rho / 8.0
+    g = q * (2.0 * q2 + 5.0 * P2) * rho / 8.0
     return (q - 6.0 * (P2 * q + q2 * q / 3.0) + 8.0 * g
             - 3.0 * (P2 * P2 * q + 2.0 * P2 * q2 * q / 3.0 + q2 * q2 * q / 5.0))
 
 
+@inline
+def _asinh_argument(P2, q, rho):
+    """q + sqrt(P^2 + q^2) = P exp(asinh(q / P)), without cancellation for q < 0."""
+    return q + rho if q >= 0.0 else P2 / (rho - q)
+
+
+@inline
+def _lucy_difference(P2, qa, qb):
+    """F(q_b) - F(q_a); the two asinh terms of G as one logarithm:
+    asinh(q_b/P) - asinh(q_a/P) = log((q_b + rho_b) / (q_a + rho_a))."""
+    ra = math.sqrt(P2 + qa * qa)
+    rb = math.sqrt(P2 + qb * qb)
+    out = _lucy_polynomial(P2, qb, rb) - _lucy_polynomial(P2, qa, ra)
+    if P2 > 1e-30:  # below, P^4 log(...) vanishes against the rest
+        ratio = _asinh_argument(P2, qb, rb) / _asinh_argument(P2, qa, ra)
+        out += 3.0 * P2 * P2 * math.log(ratio)  # 8 * 3/8 P^4 (asinh_b - asinh_a)
+    return out
+
+
 @kernel
 def line_integral(kp, d0, d1, d2, b0, b1, b2):
-    """int_0^1 phi(|d + s b|) ds (module docstring)."""
+    """int_0^1 phi(norm(d + s b)) ds (module docstring)."""
     family = int(kp[0])
     scale = kp[1]
     rc = kp[2]
@@ -199,7 +215,7 @@ def line_integral(kp, d0, d1, d2, b0, b1, b2):
     P2 = p2 / (scale * scale)
     qa = L * ta / scale
     qb = L * tb / scale
-    return kp[3] * scale / L * (_lucy_antiderivative(P2, qb) - _lucy_antiderivative(P2, qa))
+    return kp[3] * scale / L * _lucy_difference(P2, qa, qb)
 
 
 __all__ = ["Kernel", "GAUSSIAN", "LUCY", "value", "line_integral", "gaussian_norm",
