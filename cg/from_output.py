@@ -20,27 +20,16 @@ share (``cg.fields.coarse_grain``), and the sums are added over the ranks (one
 allreduce): the fields are those of one rank to round-off, on every rank.
 
 The fields file (``write_fields``; the CLI ``python -m ecs_dem.cg`` writes
-``<output>_cg.h5`` beside the output)::
-
-    /                      attrs: source (the output file), kernel and grid (their
-                           parameters as attributes ``kernel_*``, ``grid_*``)
-    /grid/<axis>           the cell centres along each axis (x, y, z; or r, z)
-    /fields/<step:09d>/    attrs: step, time (a time average: the window's first and last
-                           step and time, ``steps``)
-        <field>            arrays indexed (z, y, x) for a Cartesian grid, (z, r) for a
-                           cylindrical one (the order ParaView reads), then the
-                           components: 3 for a vector, 9 (row-major 3 x 3) for a tensor,
-                           in the grid's components (x, y, z or r, theta, z)
-
-and ``<fields file>.xdmf``, a structured grid per snapshot that ParaView opens beside
-the particles' XDMF.
+``<output>_cg.h5`` beside the output) has the layout of ``cg.output`` (the on-the-fly
+system's): the kernel's and grid's parameters as attributes, ``/grid/<axis>``,
+``/fields/<step:09d>/<field>`` in the order ParaView reads ((z, y, x); a cylindrical grid
+(z, 1, r)), and an XDMF sidecar; ``read_fields`` gives the arrays back in the grid's order.
 """
 from __future__ import annotations
 
 import math
 import os
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -48,7 +37,6 @@ from ecs_dem.comm import SerialComm
 from ecs_dem.errors import InputError
 
 from ecs_dem.cg.fields import Sums, TimeAverage, coarse_grain, derive
-from ecs_dem.cg.grid import CartesianGrid, CylindricalGrid
 
 #: fields that need the contact network (``contacts/``, ``boundary_contacts/``)
 CONTACT_FIELDS = ("contact_stress", "stress", "boundary_force", "fabric", "coordination",
@@ -233,121 +221,51 @@ def _wanted_fields(fields) -> list[str]:
 
 
 # ------------------------------------------------------------------------ the fields file
-def _file_order(grid, value: np.ndarray) -> np.ndarray:
-    """A field in the file's order (module docstring): grid axes reversed, components
-    flattened."""
-    nd = len(grid.shape)
-    comps = value.shape[nd:]
-    axes = tuple(range(nd))[::-1] + tuple(range(nd, value.ndim))
-    out = np.ascontiguousarray(np.transpose(value, axes))
-    return out.reshape(out.shape[:nd] + ((int(np.prod(comps)),) if comps else ()))
-
-
-def _grid_axes(grid) -> dict:
-    if isinstance(grid, CylindricalGrid):
-        return {"r": grid.r, "z": grid.z}
-    if isinstance(grid, CartesianGrid):
-        return dict(zip("xyz", grid.axes))
-    raise InputError(f"coarse-graining: cannot write fields of a {type(grid).__name__} to a "
-                     "structured grid file; use a CartesianGrid or a CylindricalGrid")
-
-
 def write_fields(path, grid, kernel, results: dict, source: str = "", comm=None) -> Path:
     """Write `results` ({step: (time, fields)}, ``coarse_grain_file``) to the fields file at
-    `path` and its XDMF sidecar (module docstring); rank 0 writes (the fields are the same on
-    every rank). Returns the path."""
+    `path` and its XDMF sidecar (``cg.output.FieldFile``: the on-the-fly system's layout);
+    rank 0 writes (the fields are the same on every rank). A time average's entry also gets
+    the attributes ``steps`` (first and last) and ``samples``. Returns the path."""
     import h5py
+
+    from ecs_dem.cg.output import FieldFile
 
     comm = comm or SerialComm()
     path = Path(path)
     if comm.rank == 0:
-        axes = _grid_axes(grid)
-        with h5py.File(path, "w") as f:
-            f.attrs["source"] = str(source)
-            for k, v in kernel.describe().items():
-                f.attrs[f"kernel_{k}"] = v
-            for k, v in grid.describe().items():
-                f.attrs[f"grid_{k}"] = v
-            for name, values in axes.items():
-                f[f"grid/{name}"] = values
-            for step, (time, fields) in sorted(results.items()):
-                g = f.create_group(f"fields/{step:09d}")
-                g.attrs["step"], g.attrs["time"] = step, time
-                for name, value in fields.items():
-                    if name == "_window":
-                        g.attrs["steps"] = np.array(value[:2])
-                        g.attrs["snapshots"] = value[2]
-                        continue
-                    g[name] = _file_order(grid, np.asarray(value))
-        _write_xdmf(path, grid, results)
+        out = FieldFile(path, grid, kernel, {"source": str(source)})
+        for step, (time, fields) in sorted(results.items()):
+            window = fields.get("_window")
+            out.write(step, time, {k: v for k, v in fields.items() if k != "_window"},
+                      samples=window[2] if window else 1)
+            if window:
+                with h5py.File(path, "a") as f:
+                    f[f"fields/{step:09d}"].attrs["steps"] = np.array(window[:2])
     comm.barrier()
     return path
 
 
-def _write_xdmf(path: Path, grid, results: dict) -> None:
-    h5name = path.name
-    if isinstance(grid, CylindricalGrid):  # (z, r): ParaView's x is r, its y is z
-        dims = (grid.shape[1], grid.shape[0])
-        origin = (grid.z[0], grid.r[0])
-        spacing = (grid.spacing[1], grid.spacing[0])
-        topo, geo = "2DCoRectMesh", "ORIGIN_DXDY"
-    else:
-        dims = tuple(grid.shape[::-1])
-        origin = tuple(grid.axes[a][0] for a in (2, 1, 0))
-        spacing = tuple(float(s) for s in grid.spacing[::-1])
-        topo, geo = "3DCoRectMesh", "ORIGIN_DXDYDZ"
-    nd = len(dims)
-    text = " ".join
-    grids = []
-    for step, (time, fields) in sorted(results.items()):
-        parts = [f'<Grid Name="fields_{step:09d}" GridType="Uniform">',
-                 f'<Time Value="{time!r}"/>',
-                 f'<Topology TopologyType="{topo}" Dimensions="{text(str(d) for d in dims)}"/>',
-                 f'<Geometry GeometryType="{geo}">',
-                 f'<DataItem Format="XML" Dimensions="{nd}">{text(repr(float(o)) for o in origin)}'
-                 "</DataItem>",
-                 f'<DataItem Format="XML" Dimensions="{nd}">'
-                 f"{text(repr(float(s)) for s in spacing)}</DataItem>", "</Geometry>"]
-        for name, value in fields.items():
-            if name == "_window":
-                continue
-            comps = int(np.prod(np.asarray(value).shape[len(grid.shape):]))
-            kind = {1: "Scalar", 3: "Vector", 9: "Tensor"}[comps]
-            shape = dims + ((comps,) if comps > 1 else ())
-            parts.append(
-                f'<Attribute Name="{escape(name)}" AttributeType="{kind}" Center="Node">'
-                f'<DataItem Format="HDF" NumberType="Float" Precision="8" '
-                f'Dimensions="{text(str(d) for d in shape)}">'
-                f"{escape(h5name)}:/fields/{step:09d}/{escape(name)}</DataItem></Attribute>")
-        parts.append("</Grid>")
-        grids.append("\n".join(parts))
-    body = ['<?xml version="1.0" ?>', '<Xdmf Version="3.0">', "<Domain>",
-            '<Grid Name="fields" GridType="Collection" CollectionType="Temporal">', *grids,
-            "</Grid>", "</Domain>", "</Xdmf>", ""]
-    xdmf = path.with_suffix(".xdmf")
-    tmp = xdmf.with_name(xdmf.name + ".tmp")
-    tmp.write_text("\n".join(body))
-    os.replace(tmp, xdmf)
-
-
 def read_fields(path) -> dict:
-    """{step: (time, {name: array})} of a fields file, each array back in the grid's order
-    (cells first: ``grid.shape``, then 3 or 3 x 3 components)."""
+    """{step: (time, {name: array})} of a fields file (``write_fields``, the on-the-fly
+    system's), each array back in the grid's order: ``grid.shape`` (x, y, z; or r, z), then 3
+    components for a vector, 3 x 3 for a tensor."""
     import h5py
 
     out = {}
     with h5py.File(path, "r") as f:
-        names = ("r", "z") if "grid/r" in f else ("x", "y", "z")
-        nd = len(names)
+        cylindrical = "grid/r" in f
         for key in sorted(f["fields"]):
             g = f["fields"][key]
             fields = {}
             for name in g:
                 a = g[name][...]
-                comps = a.shape[nd:]
-                a = np.transpose(a, tuple(range(nd))[::-1] + tuple(range(nd, a.ndim)))
-                if comps == (9,):
-                    a = a.reshape(a.shape[:nd] + (3, 3))
+                if cylindrical:  # (nz, 1, nr, c) -> (nr, nz, c)
+                    a = np.moveaxis(a[:, 0], 0, 1)
+                else:            # (nz, ny, nx, c) -> (nx, ny, nz, c)
+                    a = np.transpose(a, (2, 1, 0, *range(3, a.ndim)))
+                cells = 2 if cylindrical else 3
+                if a.ndim > cells and a.shape[-1] == 9:
+                    a = a.reshape(a.shape[:cells] + (3, 3))
                 fields[name] = a
             out[int(key)] = (float(g.attrs["time"]), fields)
     return out

@@ -15,7 +15,8 @@ Layout (docs/getting-started/output.md shows how to read it)::
                                one row per touching particle pair: i, j (gids), force (on
                                i, N), contact_point (m), branch (x_i - x_j, m)
         boundary_contacts/     one row per particle touching a wall, a membrane patch or
-                               a mesh triangle: i (gid), force (on i), contact_point,
+                               a mesh triangle: i (gid), force (on i), contact_point (on
+                               the partner's surface),
                                partner (its index or gid), source (index into the
                                group's ``sources`` attribute: the contact systems' names)
     /timeseries/<name>         datasets that grow by one row per record;

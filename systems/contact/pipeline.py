@@ -155,14 +155,18 @@ def store_outputs(buf, t, out):
 def record_contact(buf, t, c, R):
     """Contact c's force on i and its contact point (column t) into row c of R = (touched,
     values): touched[c] = 1; values[c] = (force on i, contact point - x_i). The contact point
-    is the laws' (``kinematics.contact_point_velocity``): at mid-overlap, r_i - delta/2 from
-    i's centre along -n, on the surfaces a model displaced."""
+    of a particle pair is the laws' (``kinematics.contact_point_velocity``): at mid-overlap,
+    r_i - delta/2 from i's centre along -n (on the surfaces a model displaced); with a
+    partner without a radius (a wall, a membrane patch, a mesh triangle) it is the point
+    of the partner's surface the geometry measured the overlap from: x_i - d."""
     C = CHUNK
     g = kinematics(buf, t)  # noqa: F821 (the geometry's)
     if MODEL_OFFSETS:  # noqa: F821
         si, sj = model_offsets(buf, t)  # noqa: F821
         g = offset_geometry(g, si, sj)
-    arm = (g[5] - 0.5 * g[4]) / math.sqrt(g[3])
+    arm = 1.0
+    if PARTNER_IS_PARTICLE:  # noqa: F821 (the geometry's)
+        arm = (g[5] - 0.5 * g[4]) / math.sqrt(g[3])
     values = R[1]
     values[c, 0] = buf[_FX * C + t]  # noqa: F821
     values[c, 1] = buf[_FY * C + t]  # noqa: F821
@@ -205,7 +209,7 @@ def chunk(c0, count, sel, G, M, X, params, k, history, update, dt, buf, R):
 
 
 @template("kernel")
-def contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel, R):
+def contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel, R=()):
     """Every touching candidate's law, forces scattered in candidate order (module docstring).
     Returns (touching contacts, model events)."""
     C = CHUNK

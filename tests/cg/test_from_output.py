@@ -75,10 +75,10 @@ def test_fields_file_reads_back_and_its_xdmf_names_every_field(bed, tmp_path):
         for name in ("density", "stress", "velocity"):
             np.testing.assert_array_equal(back[step][1][name], results[step][1][name])
     xdmf = (tmp_path / "f.xdmf").read_text()
-    assert xdmf.count('AttributeType="Tensor"') == 2 and xdmf.count("<Grid Name=\"fields_") == 2
-    assert 'Dimensions="6 4"' in xdmf  # (z, r)
+    assert xdmf.count('AttributeType="Tensor"') == 2 and xdmf.count("<Grid Name=\"cg_") == 2
+    assert 'Dimensions="6 1 4"' in xdmf  # (z, 1, r)
     with h5py.File(out, "r") as f:
-        assert f["fields/000000040/stress"].shape == (6, 4, 9)
+        assert f["fields/000000040/stress"].shape == (6, 1, 4, 9)
 
 
 def test_time_average_is_the_mean_of_the_snapshots_sums(bed):
@@ -142,3 +142,24 @@ def test_on_the_fly_fields_equal_those_from_the_output_file(tmp_path):
         for name, value in from_file[step][1].items():
             a = fly.fields[step][1][name]
             np.testing.assert_allclose(value, a, rtol=0, atol=1e-12 * max(np.abs(a).max(), 1e-300))
+
+
+def test_the_on_the_fly_system_and_the_output_file_give_the_same_fields(tmp_path):
+    """cg.system.CoarseGraining (its own contact recorder) against the file's network."""
+    from ecs_dem.cg.system import CoarseGraining
+
+    width = 6 * 1.99 * R
+    grid = CartesianGrid((0, 0, 0), (width, width, 9 * R), (4, 4, 6))
+    kernel = Kernel.lucy(6 * R)
+    world = dense_bed(SerialComm(), n_side=6, layers=4)
+    out = Hdf5Output(tmp_path / "run.h5", None)
+    world.add_system(SnapshotWriter(out, 25, fields=FIELDS, contacts=True))
+    fly = world.add_system(CoarseGraining(grid, kernel, 25))
+    world.run(25)
+    out.close()
+    assert fly.step == 25
+    from_file = coarse_grain_file(tmp_path / "run.h5", grid, kernel, [25])[25][1]
+    for name, value in from_file.items():
+        scale = max(np.abs(value).max(), 1e-300)
+        np.testing.assert_allclose(fly.fields[name], value, rtol=0, atol=1e-12 * scale,
+                                   err_msg=name)
