@@ -97,7 +97,7 @@ class ContactSystem(System):
         self._inputs = ()
         self._record_every = 0
         self._recording = None  # the kernels compiled with record=True
-        self._records: dict = {}  # slot -> (touched (n,) uint8, values (n, 6)), last record
+        self._records: dict = {}  # slot -> (step, touched (n,) uint8, values (n, 6))
 
     @property
     def name(self) -> str:
@@ -206,7 +206,7 @@ class ContactSystem(System):
                     record=True)
             kernels = self._recording
             R = (np.zeros(flags.size, dtype=np.uint8), np.zeros((flags.size, 6)))
-            self._records[slot] = R
+            self._records[slot] = (world.step, *R)
         touching, events = kernels.contacts(
             G, M, self.law_inputs(world), bound.parameters, bound.constants, history, flags,
             not (world.setup_phase or world.iteration_pass), world.dt, s.buf, s.sel, R)
@@ -253,15 +253,21 @@ class ContactSystem(System):
         rank (the one that evaluated it for its particle, ``ContactForces``: the rank of the
         lower gid). `rows`: ``i`` and ``j`` are the particles' local rows (owned or ghost:
         a periodic image's own row) instead of their gids."""
-        record = self._records.get(0)
         p = world.particles
-        if record is None or world.step % max(self._record_every, 1):
-            raise InputError(f"{self.name}: no contacts recorded at step {world.step}: the "
-                             "snapshot asks for them on steps its writer's 'every' divides; "
-                             "call record_contacts(every) before the run (the writer does)")
-        touched, values = record
-        contacts = np.flatnonzero(touched)
-        i, j, partner = self.recorded_bodies(world, contacts)
+        if not self._record_every or world.step % self._record_every:
+            raise InputError(f"{self.name}: no contacts recorded at step {world.step}: they are "
+                             "recorded on the steps record_contacts(every) names (a snapshot "
+                             "writer with contacts=True asks for its own steps); call it before "
+                             "the run")
+        step, touched, values = self._records.get(0, (None, None, None))
+        if step != world.step:  # the system did not run this step (no objects): no contacts
+            none = np.zeros(0, dtype=np.int64)
+            i, j, partner = none, (none if self.snapshot_group == "contacts" else None), none
+            values = np.zeros((0, 6))
+            contacts = none
+        else:
+            contacts = np.flatnonzero(touched)
+            i, j, partner = self.recorded_bodies(world, contacts)
         gid = p.with_ghosts("gid")
         position = p.with_ghosts("position")
         name = (lambda k: np.asarray(k, dtype=np.int64)) if rows else \

@@ -59,3 +59,20 @@ def test_contacts_without_a_contact_system_is_refused(tmp_path):
     with pytest.raises(InputError, match="no contact system"):
         world.run(1)
     out.close(failed=True)
+
+
+def test_a_contact_system_without_objects_writes_an_empty_group(tmp_path):
+    from mpi_scenarios import periodic_gas
+    from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
+    from ecs_dem.systems.walls.contacts import WallContacts
+
+    world = periodic_gas(SerialComm(), n=64)
+    world.add_system(WallContacts(HertzMindlinLaw(), optional=True))  # the world has no walls
+    out = Hdf5Output(tmp_path / "gas.h5", None)
+    world.add_system(SnapshotWriter(out, 10, fields=FIELDS, contacts=True))
+    world.run(10)
+    out.close()
+    with h5py.File(tmp_path / "gas.h5", "r") as f:
+        b = f["snapshots/000000010/boundary_contacts"]
+        assert b["i"].shape == (0,) and b["force"].shape == (0, 3)
+        assert f["snapshots/000000010/contacts/branch"].shape[1] == 3
