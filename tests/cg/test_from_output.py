@@ -124,42 +124,43 @@ def test_command_line_writes_the_sibling_file(bed, tmp_path):
     assert bad.returncode == 2 and "--width" in bad.stderr
 
 
+BED_GRID = CartesianGrid((0, 0, 0), (6 * 1.99 * R, 6 * 1.99 * R, 9 * R), (4, 4, 6))
+
+
+def run_beside_snapshots(path, system, every: int, steps: int):
+    """A bed run `steps` steps with `system` and snapshots with contacts every `every` steps."""
+    world = dense_bed(SerialComm(), n_side=6, layers=4)
+    out = Hdf5Output(path, None)
+    world.add_system(SnapshotWriter(out, every, fields=FIELDS, contacts=True))
+    world.add_system(system)
+    world.run(steps)
+    out.close()
+    return system
+
+
+def assert_same_fields(a: dict, b: dict) -> None:
+    for name, value in b.items():
+        scale = max(np.abs(value).max(), 1e-300)
+        np.testing.assert_allclose(a[name], value, rtol=0, atol=1e-12 * scale, err_msg=name)
+
+
 def test_on_the_fly_fields_equal_those_from_the_output_file(tmp_path):
     from ecs_dem.cg.from_world import RecordedFields
 
-    width = 6 * 1.99 * R
-    grid = CartesianGrid((0, 0, 0), (width, width, 9 * R), (4, 4, 6))
     kernel = Kernel.gaussian(1.5 * R)
-    world = dense_bed(SerialComm(), n_side=6, layers=4)
-    out = Hdf5Output(tmp_path / "run.h5", None)
-    world.add_system(SnapshotWriter(out, 15, fields=FIELDS, contacts=True))
-    fly = world.add_system(RecordedFields(grid, kernel, 15))
-    world.run(30)
-    out.close()
+    fly = run_beside_snapshots(tmp_path / "run.h5", RecordedFields(BED_GRID, kernel, 15), 15, 30)
     assert sorted(fly.fields) == [0, 15, 30]
-    from_file = coarse_grain_file(tmp_path / "run.h5", grid, kernel)
+    from_file = coarse_grain_file(tmp_path / "run.h5", BED_GRID, kernel)
     for step in (0, 15, 30):
-        for name, value in from_file[step][1].items():
-            a = fly.fields[step][1][name]
-            np.testing.assert_allclose(value, a, rtol=0, atol=1e-12 * max(np.abs(a).max(), 1e-300))
+        assert_same_fields(fly.fields[step][1], from_file[step][1])
 
 
 def test_the_on_the_fly_system_and_the_output_file_give_the_same_fields(tmp_path):
     """cg.system.CoarseGraining (its own contact recorder) against the file's network."""
     from ecs_dem.cg.system import CoarseGraining
 
-    width = 6 * 1.99 * R
-    grid = CartesianGrid((0, 0, 0), (width, width, 9 * R), (4, 4, 6))
     kernel = Kernel.lucy(6 * R)
-    world = dense_bed(SerialComm(), n_side=6, layers=4)
-    out = Hdf5Output(tmp_path / "run.h5", None)
-    world.add_system(SnapshotWriter(out, 25, fields=FIELDS, contacts=True))
-    fly = world.add_system(CoarseGraining(grid, kernel, 25))
-    world.run(25)
-    out.close()
+    fly = run_beside_snapshots(tmp_path / "run.h5", CoarseGraining(BED_GRID, kernel, 25), 25, 25)
     assert fly.step == 25
-    from_file = coarse_grain_file(tmp_path / "run.h5", grid, kernel, [25])[25][1]
-    for name, value in from_file.items():
-        scale = max(np.abs(value).max(), 1e-300)
-        np.testing.assert_allclose(fly.fields[name], value, rtol=0, atol=1e-12 * scale,
-                                   err_msg=name)
+    assert_same_fields(fly.fields, coarse_grain_file(tmp_path / "run.h5", BED_GRID, kernel,
+                                                     [25])[25][1])
