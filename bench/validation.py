@@ -427,12 +427,38 @@ def wet(args) -> list[Row]:
                     f"{wetted:.1f} deg against {dry:.1f} deg", "steeper by > 3 deg",
                     "threshold", wetted > dry + 3.0,
                     pytest_cmd("tests/run/test_wet_pile.py", "steeper")))
+def cg(args) -> list[Row]:
+    """Coarse-grained fields of a small flowing chute (tests/cg/test_flow_balance.py): the
+    mass and momentum balances between two steps on three grids."""
+    import numpy as np
+
+    from ecs_dem.cg.kernels import Kernel
+
+    t = test_module("cg_flow.py")
+    world = t.small_chute()
+    world.run(3000)
+    cells = (24, 48, 96)
+    grids = [t.profile_grid(world, n) for n in cells]
+    res = np.array(t.balance_residuals(world, grids, Kernel.lucy(3.0 * t.R)))
+    command = pytest_cmd("tests/cg/test_flow_balance.py")
+    rows = []
+    for col, label in ((0, "mass (continuity)"), (1, "momentum, downslope"),
+                       (2, "momentum, vertical")):
+        worst = float(res[-1, col])
+        falls = bool(np.all(res[1:, col] < res[:-1, col] / 2.5))
+        rows.append(Row(f"Coarse-grained {label} balance, flowing chute, {cells[-1]} layers",
+                        "analytic: Goldhirsch's balance equations (exact for the fields)",
+                        f"residual {worst:.2e} ({', '.join(f'{v:.2g}' for v in res[:, col])} "
+                        f"on {', '.join(map(str, cells))} layers)",
+                        "0 to the grid error", "< 0.05, falls > 2.5x per halving",
+                        worst < 0.05 and falls, command))
     return rows
 
 
 CASES = {"hertz": hertz, "springs": springs, "hinges": hinges, "sphere": sphere, "drum": drum,
          "table1": table1, "friction": friction, "triaxial": triaxial, "mcdem": mcdem,
-         "lammps": lammps, "wear": wear, "meshwall": meshwall, "screen": screen, "wet": wet}
+         "lammps": lammps, "wear": wear, "meshwall": meshwall, "screen": screen, "wet": wet,
+         "cg": cg}
 
 
 

@@ -17,6 +17,16 @@ state LAMMPS's bench/in.chute reads): from that file the thermo line of step
     python run/chute.py                       # 100 steps from the generated state
     python run/chute.py --set steps=15000 --set thermo_every=1000
     python run/chute.py --set data=data.chute # LAMMPS's initial state
+    python run/chute.py --set steps=20000 --set profile_every=500   # depth profiles
+
+Depth profiles (``profile_every`` > 0; off by default): every ``profile_every``
+steps the flowing grains are coarse-grained (``ecs_dem.cg``: Lucy's kernel of
+width ``profile_width``, ``profile_cells`` layers in z, averaged over x and y;
+the frozen base is the boundary, its contacts the boundary force) from the
+contact forces of the step; at the end the mean of the last ``profile_window``
+evaluations is written to ``<profile_output>.csv`` (z, density, volume fraction,
+velocity, stress components, pressure, stress ratio, granular temperature,
+coordination number) and plotted in ``<profile_output>.png``.
 """
 from __future__ import annotations
 
@@ -53,6 +63,11 @@ DEFAULTS = {
     "angle": 26.0,
     "frozen_type": 2,
     "sort": True,
+    "profile_every": 0,     # steps between depth-profile evaluations (0: no profiles)
+    "profile_window": 10,   # evaluations averaged into the written profiles
+    "profile_cells": 40,    # layers in z over the box's height
+    "profile_width": 0.5,   # the kernel's width (grain diameters)
+    "profile_output": "output/chute/profiles",  # <this>.csv and <this>.png
     **RUN_DEFAULTS,  # checkpoint, checkpoint_every, restart, progress
     "progress": False,
 }
@@ -63,6 +78,10 @@ RANGES = (
     ("seed", 0, math.inf, True),
     ("thermo_every", 0, math.inf, True),
     ("checkpoint_every", 0, math.inf, True),
+    ("profile_every", 0, math.inf, True),
+    ("profile_window", 1, math.inf, True),
+    ("profile_cells", 1, math.inf, True),
+    ("profile_width", 0.0, math.inf, False),
 )
 
 
@@ -138,7 +157,68 @@ def build_world(cfg: dict, log=print) -> World:
     world.add_system(second)
     if cfg["thermo_every"] > 0:
         world.add_system(LammpsThermo(cfg["thermo_every"], contacts, log))
+    if cfg["profile_every"] > 0:
+        world.add_system(depth_profiles(cfg, box))
     return world
+
+
+def depth_profiles(cfg: dict, box: Box):
+    """The coarse-graining system of the depth profiles (module docstring)."""
+    from ecs_dem.cg.from_world import RecordedFields
+    from ecs_dem.cg.grid import CartesianGrid
+    from ecs_dem.cg.kernels import Kernel
+
+    kernel = Kernel.lucy(math.sqrt(12.0) * cfg["profile_width"])
+    grid = CartesianGrid(box.lo, box.hi, (1, 1, cfg["profile_cells"]), average="xy")
+    return RecordedFields(grid, kernel, cfg["profile_every"], cfg["profile_window"],
+                          select=("fixed", False))
+
+
+#: the columns of the profiles' CSV: (name, field, component)
+PROFILE_COLUMNS = (("density", "density", ()), ("volume_fraction", "volume_fraction", ()),
+                   *((f"velocity_{a}", "velocity", (k,)) for k, a in enumerate("xyz")),
+                   *((f"stress_{a}{b}", "stress", (k, m)) for k, m, a, b in
+                     ((0, 0, "x", "x"), (1, 1, "y", "y"), (2, 2, "z", "z"), (0, 2, "x", "z"))),
+                   ("pressure", "pressure", ()), ("stress_ratio", "stress_ratio", ()),
+                   ("temperature", "temperature", ()), ("coordination", "coordination", ()))
+
+
+def write_profiles(profiles, base: str) -> list:
+    """``<base>.csv`` and ``<base>.png`` of the last mean profiles (rank 0; not collective)."""
+    from pathlib import Path
+
+    from ecs_dem.driver import write_csv
+
+    step, time, fields = profiles.latest()
+    z = profiles.grid.axes[2]
+    columns = [np.asarray(fields[f])[0, 0, :, *idx] for _, f, idx in PROFILE_COLUMNS]
+    base = Path(base)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    csv = write_csv(base.with_suffix(".csv"), ["z", *(n for n, _, _ in PROFILE_COLUMNS)],
+                    [[float(z[k]), *(float(c[k]) for c in columns)] for k in range(z.size)])
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    named = dict(zip((n for n, _, _ in PROFILE_COLUMNS), columns))
+    fig, axes = plt.subplots(1, 4, figsize=(13, 4), sharey=True)
+    for ax, names, label in zip(axes, (("volume_fraction",), ("velocity_x", "velocity_z"),
+                                       ("stress_zz", "stress_xz", "stress_xx"),
+                                       ("stress_ratio",)),
+                                ("volume fraction", "velocity", "stress", "stress ratio q/p")):
+        for name in names:
+            ax.plot(named[name], z, label=name)
+        ax.set_xlabel(label)
+        if len(names) > 1:
+            ax.legend(fontsize=8)
+    axes[0].set_ylabel("z (grain diameters)")
+    fig.suptitle(f"chute depth profiles at step {step} (mean of {profiles.window} evaluations "
+                 f"{profiles.every} steps apart)")
+    fig.tight_layout()
+    png = base.with_suffix(".png")
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return [csv, png]
 
 
 class LammpsThermo(Diagnostics):
@@ -160,6 +240,14 @@ def run(job) -> int:
     job.print("Step Atoms KinEng c_1")
     status = job.run_world(world, job.cfg["steps"])
     n = observe.count(world, world.particles)  # collective: before the stopped run returns
+    if job.cfg["profile_every"] > 0 and not world.stop_requested:
+        profiles = next(s for s in world.systems if hasattr(s, "latest"))
+        if profiles.fields:
+            paths = job.write(write_profiles, profiles, job.cfg["profile_output"])
+            if paths:
+                job.print(f"depth profiles: {paths[0]}, {paths[1]}")
+        else:
+            job.print(f"no depth profiles: the run ended before step {profiles.every}")
     ran = world.step - world.first_step
     if not world.stop_requested:
         job.print(f"Loop time of {job.elapsed:.4g} s for {ran} steps with {n} atoms: "

@@ -11,6 +11,14 @@ Layout (docs/getting-started/output.md shows how to read it)::
                                datasets (resolved when written, on any rank count)
         <subgroup>/            another table's rows of the same step, laid out alike
                                (``mesh_walls/``: the mesh walls' vertices and triangles)
+        contacts/              with ``SnapshotWriter(contacts=True)``: the contact network,
+                               one row per touching particle pair: i, j (gids), force (on
+                               i, N), contact_point (m), branch (x_i - x_j, m)
+        boundary_contacts/     one row per particle touching a wall, a membrane patch or
+                               a mesh triangle: i (gid), force (on i), contact_point (on
+                               the partner's surface),
+                               partner (its index or gid), source (index into the
+                               group's ``sources`` attribute: the contact systems' names)
     /timeseries/<name>         datasets that grow by one row per record;
                                /timeseries/step and /timeseries/time index them
 
@@ -205,6 +213,31 @@ class Hdf5Output:
         if self.comm.rank == 0 and prefix + "position" in meta:
             write_xdmf(self.xdmf_path, self.path, self.snapshots)
 
+    def write_records(self, step: int, time: float, subgroup: str, datasets: dict,
+                      attrs: dict | None = None) -> None:
+        """This rank's rows of `datasets` (name -> array, the same names, dtypes and row
+        shapes on every rank) into ``/snapshots/<step>/<subgroup>/`` (collective): rows that
+        belong to no table, such as the contacts of the step; `attrs` on the subgroup."""
+        group = f"snapshots/{step:09d}/{subgroup}"
+        ensure_space(self.path, sum(np.asarray(a).nbytes for a in datasets.values()), self.comm)
+        meta = {}
+        for name in sorted(datasets):
+            data = np.ascontiguousarray(datasets[name])
+            _, total = self.shared.write_rows(group, name, data)
+            meta[f"{subgroup}/{name}"] = ((total, *data.shape[1:]), data.dtype)
+        if self.shared.writes_metadata:
+            g = self.shared.file.require_group(group)
+            for key, value in (attrs or {}).items():
+                g.attrs[key] = value
+            top = self.shared.file[f"snapshots/{step:09d}"]
+            top.attrs["step"] = step
+            top.attrs["time"] = time
+        self.shared.flush()
+        if self._snapshots and self._snapshots[-1][0] == step:
+            self._snapshots[-1][3].update(meta)
+        else:
+            self._snapshots.append((step, time, f"/snapshots/{step:09d}", meta))
+
     def _file_rows(self, table, gids: np.ndarray, offset: int, name: str) -> np.ndarray:
         """Rows in this snapshot's datasets of the given gids (collective).
 
@@ -270,14 +303,24 @@ class SnapshotWriter(System):
     ``element_data`` maps dataset names to (element table, field) written
     alongside, element by element (``{"triangle_membrane": ("membrane_triangles",
     "membrane")}``).
+
+    ``contacts=True``: every snapshot also carries the contact network (module
+    docstring: ``contacts/``, ``boundary_contacts/``), from every system of the
+    world that records its contacts (``record_contacts(every)``, asked here when
+    the world is set up, and ``snapshot_contacts(world)``: the contact systems
+    of ``systems.contact``). They record on the snapshot steps only; the other
+    steps run exactly as without the option.
     """
 
     stage = Stage.OUTPUT
 
     def __init__(self, output: Hdf5Output, every: int,
                  fields=("gid", "position", "velocity", "angular_velocity", "radius", "species"),
-                 table="particles", connectivity=None, element_data=None):
+                 table="particles", connectivity=None, element_data=None,
+                 contacts: bool = False):
         self.output = output
+        self.contacts = bool(contacts)
+        self._contact_systems: list = []
         self.every = max(int(every), 1)
         self.fields = tuple(fields)
         self.table = table
@@ -287,7 +330,43 @@ class SnapshotWriter(System):
         for etable, field in (*self.connectivity.values(), *self.element_data.values()):
             self.reads = {**self.reads, etable: (*self.reads.get(etable, ()), field)}
 
+    def declare(self, world) -> None:
+        if not self.contacts:
+            return
+        self._contact_systems = [s for s in world.systems
+                                 if callable(getattr(s, "record_contacts", None))]
+        if not self._contact_systems:
+            raise InputError("SnapshotWriter(contacts=True): the world has no contact system "
+                             "to record (add one, e.g. ContactForces, or drop contacts=True)")
+        for s in self._contact_systems:
+            s.record_contacts(self.every)
+            for label in ("reads", "reads_ghosts"):
+                extra = getattr(s, f"snapshot_{label}", {})
+                mine = dict(getattr(self, label))
+                for t, names in extra.items():
+                    mine[t] = tuple(dict.fromkeys((*mine.get(t, ()), *names)))
+                setattr(self, label, mine)
+
     def run(self, world) -> None:
         pick = lambda spec: {name: world.table(t).owned(f) for name, (t, f) in spec.items()}  # noqa: E731
         self.output.write_snapshot(world.step, world.time, world.table(self.table), self.fields,
                                    pick(self.connectivity), pick(self.element_data))
+        if self.contacts:
+            self.write_contacts(world)
+
+    def write_contacts(self, world) -> None:
+        """The contacts of this step, by subgroup (class docstring; collective)."""
+        groups: dict = {}
+        for s in self._contact_systems:
+            for group, rows in s.snapshot_contacts(world).items():
+                groups.setdefault(group, []).append((s.name, rows))
+        for group in sorted(groups):
+            parts = groups[group]
+            names = sorted(parts[0][1])
+            data = {n: np.concatenate([rows[n] for _, rows in parts]) for n in names}
+            attrs = {}
+            if group != "contacts":
+                data["source"] = np.concatenate([np.full(len(rows["i"]), k, dtype=np.int16)
+                                                 for k, (_, rows) in enumerate(parts)])
+                attrs["sources"] = [name for name, _ in parts]
+            self.output.write_records(world.step, world.time, group, data, attrs)

@@ -79,6 +79,10 @@ Outputs, in ``output/triaxial/`` (``<run>`` = ``<case>_<model>_seed<seed>``):
 runs of the case found there, ``<case>.png`` (sigma_d and eps_v against
 eps, both models on one figure when both were run) and ``<case>_summary.csv``
 (peak sigma_d, strain at peak, mobilised friction angle, dilatancy).
+With ``--set cg_fields=true`` also ``<run>_cg.h5`` + ``.xdmf`` and ``<run>_cg.png``:
+the coarse-grained stress and strain-rate fields of the sample at the end
+(``fields.py`` beside this file), and the mean coarse-grained axial stress
+against the platen stress.
 
 SIGINT or SIGTERM (a batch system's notice) stops the test after the current
 step and writes the checkpoint; during the preparation, which keeps none, it
@@ -133,6 +137,7 @@ from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.systems.walls.motion import WallMotion
 
 from .control import BOTTOM, TOP, RadialLoad, TriaxialControl, create_state_table, is_done
+from .fields import CG_DEFAULTS, CG_RANGES, sample_fields, write_sample_fields
 from .preparation import (PREPARATION_DEFAULTS, PSD_DEFAULTS, grain_count, packing,
                           size_distribution)
 from .report import write_case_report, write_run_csv
@@ -182,6 +187,7 @@ DEFAULTS = {
     "sample_every": 200,            # steps between records
     "snapshot_every": 20000,        # steps between snapshots (0: none)
     "output_dir": "output/triaxial",
+    **CG_DEFAULTS,                  # coarse-grained stress fields (fields.py), off by default
     **RUN_DEFAULTS,
     "checkpoint_every": 100000,
     "progress": False,
@@ -261,6 +267,7 @@ RANGES = (
     ("collapse_stiffness", 0.0, math.inf, True), ("sample_every", 1, math.inf, True),
     ("snapshot_every", 0, math.inf, True), ("checkpoint_every", 0, math.inf, True),
     ("seed", 0, math.inf, True), ("grains", 0, math.inf, True),
+    *CG_RANGES,
     # the preparation (preparation.py)
     ("prep_start_scale", 0.0, 1.0, "(]"), ("prep_speed", 0.0, math.inf, True),
     ("prep_grow_time", 0.0, math.inf, False), ("prep_relax_time", 0.0, math.inf, True),
@@ -383,6 +390,8 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
     for s in (WallMotion(), first, NeighborSearch(), *contacts, WallContacts(law), *forces,
               contact_load, pressure, pressure_load, stretching, barrier, bending, second, control):
         world.add_system(s)
+    if cfg["cg_fields"]:
+        world.add_system(sample_fields(cfg, world, 0.0, h))
     if output is not None and cfg["snapshot_every"] > 0:
         world.add_system(membrane_snapshot_writer(output, cfg["snapshot_every"]))
     return world, control
@@ -434,6 +443,14 @@ def run_triaxial(job) -> int:
     job.write(write_curves, h5, csv_path, cfg, job.print,
               f"done in {elapsed:.1f} s ({world.step - world.first_step} steps): ",
               f", {h5.with_suffix('.xdmf')} (ParaView)")
+    if cfg["cg_fields"]:
+        fields = next(s for s in world.systems if hasattr(s, "window_steps"))
+        if fields.fields:
+            for line in job.write(write_sample_fields, fields, control.records,
+                                  directory / f"{name}_cg", h5) or ():
+                job.print(line)
+        else:
+            job.print("  no coarse-grained fields: the run ended before their first evaluation")
     return 0
 
 

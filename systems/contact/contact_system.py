@@ -17,6 +17,14 @@ rigid object kind, its ``shape``. This base class
 
 A subclass supplies ``setup`` (calling ``setup_contacts``) and ``run``
 (calling ``evaluate`` with its geometry tuple).
+
+The contact network of a snapshot (``SnapshotWriter(contacts=True)``,
+``ecs_dem.io.hdf5_output``): ``record_contacts(every)`` makes ``evaluate`` run
+kernels compiled with ``record=True`` on the steps divisible by ``every``
+(the other steps run the plain kernels: nothing changes, nothing costs);
+they keep each touching contact's force on its particle and its contact
+point, which ``snapshot_contacts`` hands to the writer, by the subclass's
+``recorded_bodies`` (which particle, which partner each contact joins).
 """
 from __future__ import annotations
 
@@ -87,6 +95,9 @@ class ContactSystem(System):
         self._checked_step = None
         self._inputs_key = None
         self._inputs = ()
+        self._record_every = 0
+        self._recording = None  # the kernels compiled with record=True
+        self._records: dict = {}  # slot -> (step, touched (n,) uint8, values (n, 6))
 
     @property
     def name(self) -> str:
@@ -113,6 +124,7 @@ class ContactSystem(System):
         if self._scratch is None or kernels.COLUMNS != self._kernels.COLUMNS:
             self._scratch = PairScratch(kernels.COLUMNS)
         self._kernels = kernels
+        self._recording = None
         self._bound = bound
         self._inputs_key = None
         self.law_changed(bound)
@@ -179,16 +191,95 @@ class ContactSystem(System):
             self._inputs_key = key
         return self._inputs
 
-    def evaluate(self, world, kernels, G, M, history, flags) -> int:
+    def evaluate(self, world, kernels, G, M, history, flags, slot: int = 0) -> int:
         """Run the pipeline on geometry tuple G; returns the touching count (model events go
-        to the model)."""
+        to the model). On a recording step (``record_contacts``) the touching contacts'
+        forces and contact points are kept under `slot` (a system with several contact
+        lists numbers them: ``ContactForces``' pairs 0, mirrors 1)."""
         bound, s = self._bound, self._scratch
+        R = ()
+        if self._record_every and world.step % self._record_every == 0:
+            if self._recording is None:
+                self._recording = contact_kernels(
+                    self.geometry, bound.function,
+                    self.model.template if self.model is not None else None, self.templates,
+                    record=True)
+            kernels = self._recording
+            R = (np.zeros(flags.size, dtype=np.uint8), np.zeros((flags.size, 6)))
+            self._records[slot] = (world.step, *R)
         touching, events = kernels.contacts(
             G, M, self.law_inputs(world), bound.parameters, bound.constants, history, flags,
-            not (world.setup_phase or world.iteration_pass), world.dt, s.buf, s.sel)
+            not (world.setup_phase or world.iteration_pass), world.dt, s.buf, s.sel, R)
         if events and self.model is not None:
             self.model.count_events(self, int(events))
         return int(touching)
+
+    # -- the contact network of a snapshot (module docstring) --------------------------------
+
+    #: the snapshot subgroup of this system's contacts: "contacts" (particle pairs) or
+    #: "boundary_contacts" (a particle and a wall, a membrane patch, a mesh triangle)
+    snapshot_group = "boundary_contacts"
+    #: what ``snapshot_contacts`` reads (the writer declares it): the particles' gids and
+    #: positions, of ghost rows too (a pair's partner)
+    snapshot_reads = {"particles": ("gid", "position")}
+    snapshot_reads_ghosts = {"particles": ("gid", "position")}
+
+    def record_contacts(self, every: int) -> None:
+        """Keep the touching contacts' forces and contact points on the steps divisible by
+        `every` (``snapshot_contacts`` returns them); 0 stops recording."""
+        every = int(every)
+        if every < 0:
+            raise InputError(f"{self.name}: record_contacts(every={every}): give a step "
+                             "interval >= 1, or 0 to stop recording")
+        if self._record_every and every and every != self._record_every:
+            every = int(np.gcd(every, self._record_every))  # two writers: both steps
+        self._record_every = every
+
+    def recorded_bodies(self, world, contacts: np.ndarray) -> tuple:
+        """(particle rows i, partner particle rows j or None, partner index) of the given
+        contact indices (the rows of the arrays ``evaluate`` recorded, slot 0)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say which bodies its "
+                                  "contacts join (recorded_bodies)")
+
+    def snapshot_contacts(self, world, rows: bool = False) -> dict:
+        """This rank's contacts of the last recorded evaluation, for a snapshot:
+        ``{snapshot_group: {dataset: rows}}`` (``SnapshotWriter(contacts=True)``).
+
+        Pairs (``"contacts"``): ``i``, ``j`` (gids), ``force`` (on i, N),
+        ``contact_point`` (m), ``branch`` (x_i - x_j, m, from j's centre to i's: across a
+        periodic boundary, to the image's; ``ecs_dem.cg.fields`` takes it so). Boundary
+        contacts: ``i`` (gid), ``force`` (on i), ``contact_point``, ``partner`` (the wall's,
+        triangle's or object's index or gid in its table). Each contact is written by one
+        rank (the one that evaluated it for its particle, ``ContactForces``: the rank of the
+        lower gid). `rows`: ``i`` and ``j`` are the particles' local rows (owned or ghost:
+        a periodic image's own row) instead of their gids."""
+        p = world.particles
+        if not self._record_every or world.step % self._record_every:
+            raise InputError(f"{self.name}: no contacts recorded at step {world.step}: they are "
+                             "recorded on the steps record_contacts(every) names (a snapshot "
+                             "writer with contacts=True asks for its own steps); call it before "
+                             "the run")
+        step, touched, values = self._records.get(0, (None, None, None))
+        if step != world.step:  # the system did not run this step (no objects): no contacts
+            none = np.zeros(0, dtype=np.int64)
+            i, j, partner = none, (none if self.snapshot_group == "contacts" else None), none
+            values = np.zeros((0, 6))
+            contacts = none
+        else:
+            contacts = np.flatnonzero(touched)
+            i, j, partner = self.recorded_bodies(world, contacts)
+        gid = p.with_ghosts("gid")
+        position = p.with_ghosts("position")
+        name = (lambda k: np.asarray(k, dtype=np.int64)) if rows else \
+            (lambda k: gid[k].astype(np.int64))
+        out = {"i": name(i), "force": values[contacts, :3].copy(),
+               "contact_point": position[i] + values[contacts, 3:]}
+        if j is not None:
+            out["j"] = name(j)
+            out["branch"] = position[i] - position[j]
+        else:
+            out["partner"] = np.asarray(partner, dtype=np.int64)
+        return {self.snapshot_group: out}
 
 
 __all__ = ["ContactSystem", "check_time_step", "history_columns", "merged"]

@@ -169,10 +169,18 @@ class ContactForces(ContactSystem):
                 continue  # no mirrors (one rank, or no pair across a rank boundary)
             M = self.model.arrays(self, world, table) if self.model is not None else ()
             touching = self.evaluate(world, kernels, (*arrays, zero_force, zero_torque), M,
-                                     history, flags)
+                                     history, flags, slot=k)
             zero_force = zero_torque = 0  # the first call (the pairs) set the owned rows
             if k == 0:  # contacts are counted once, by the rank of the lower gid
                 self.touching = touching
+
+    #: a snapshot's contact network: pairs, each once (``pairs``, the rank of the lower gid)
+    snapshot_group = "contacts"
+    snapshot_reads = {"particles": ("gid", "position"), "pairs": ("i", "j")}
+
+    def recorded_bodies(self, world, contacts):
+        pairs = world.pairs
+        return pairs.owned("i")[contacts], pairs.owned("j")[contacts], None
 
 
 __all__ = ["ContactForces", "CONTACT_READS"]

@@ -37,15 +37,19 @@ A contact kernel is made of four parts, each written once:
 disk by numba like any other) and returns it; its kernel ``contacts`` is the
 one entry point::
 
-    touching, events = contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel)
+    touching, events = contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel, R)
 
 ``G``: the geometry's arrays (a tuple, its own layout), ``M``: the model's,
 ``X``: the law's input columns (particle fields, owned and ghost rows),
 ``history``: the law's history arrays (2-D: contacts x components),
 ``flags``: one byte per contact (``PairScratch.flags``); ``buf``, ``sel``:
-a ``PairScratch``'s. Returns the number of touching contacts and the number
-of events the model counted (MC-DEM: contacts from deformation the neighbour
-list missed).
+a ``PairScratch``'s; ``R``: ``()``, or, in kernels compiled with
+``record=True``, the arrays that receive each touching contact's force and
+contact point (``record_contact``; ``ContactSystem.record_contacts`` asks for
+them on the steps a snapshot carries the contact network: the other steps
+run the kernels without it, unchanged). Returns the number of touching
+contacts and the number of events the model counted (MC-DEM: contacts from
+deformation the neighbour list missed).
 
 The geometry interface (``@template("inline")`` functions and constants)::
 
@@ -72,6 +76,7 @@ flag), ``model_began(q, c, G, M)`` (a contact began; returns an event count),
 """
 from __future__ import annotations
 
+import math
 import sys
 from types import ModuleType
 
@@ -147,7 +152,33 @@ def store_outputs(buf, t, out):
 
 
 @template("inline")
-def chunk(c0, count, sel, G, M, X, params, k, history, update, dt, buf):
+def record_contact(buf, t, c, R):
+    """Contact c's force on i and its contact point (column t) into row c of R = (touched,
+    values): touched[c] = 1; values[c] = (force on i, contact point - x_i). The contact point
+    of a particle pair is the laws' (``kinematics.contact_point_velocity``): at mid-overlap,
+    r_i - delta/2 from i's centre along -n (on the surfaces a model displaced); with a
+    partner without a radius (a wall, a membrane patch, a mesh triangle) it is the point
+    of the partner's surface the geometry measured the overlap from: x_i - d."""
+    C = CHUNK
+    g = kinematics(buf, t)  # noqa: F821 (the geometry's)
+    if MODEL_OFFSETS:  # noqa: F821
+        si, sj = model_offsets(buf, t)  # noqa: F821
+        g = offset_geometry(g, si, sj)
+    arm = 1.0
+    if PARTNER_IS_PARTICLE:  # noqa: F821 (the geometry's)
+        arm = (g[5] - 0.5 * g[4]) / math.sqrt(g[3])
+    values = R[1]
+    values[c, 0] = buf[_FX * C + t]  # noqa: F821
+    values[c, 1] = buf[_FY * C + t]  # noqa: F821
+    values[c, 2] = buf[_FZ * C + t]  # noqa: F821
+    values[c, 3] = -arm * g[0]
+    values[c, 4] = -arm * g[1]
+    values[c, 5] = -arm * g[2]
+    R[0][c] = 1
+
+
+@template("inline")
+def chunk(c0, count, sel, G, M, X, params, k, history, update, dt, buf, R):
     """Gather, evaluate (vectorised) and scatter the selected candidates sel[c0:c0 + count]."""
     C = CHUNK
     for t in range(count):
@@ -173,10 +204,12 @@ def chunk(c0, count, sel, G, M, X, params, k, history, update, dt, buf):
         if MODEL_COLUMNS:  # noqa: F821
             model_record(buf, t, c, M)  # noqa: F821
         scatter_history(buf, t, history, c)  # noqa: F821
+        if RECORD:  # noqa: F821 (generated: kernels that record the contacts)
+            record_contact(buf, t, c, R)
 
 
 @template("kernel")
-def contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel):
+def contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel, R=()):
     """Every touching candidate's law, forces scattered in candidate order (module docstring).
     Returns (touching contacts, model events)."""
     C = CHUNK
@@ -211,7 +244,7 @@ def contacts(G, M, X, params, consts, history, flags, update, dt, buf, sel):
         c0 = 0
         while m - c0 >= C or (k1 == n and m > c0):
             count = min(C, m - c0)
-            chunk(c0, count, sel, G, M, X, params, k, history, update, dt, buf)
+            chunk(c0, count, sel, G, M, X, params, k, history, update, dt, buf, R)
             c0 += count
             touching += count
         for t in range(m - c0):
@@ -236,23 +269,26 @@ def _reach_source(model: ModuleType, function: LawFunction) -> str:
 
 
 def contact_kernels(geometry: ModuleType, function: LawFunction,
-                    model: ModuleType | None = None, extra: tuple = ()) -> ModuleType:
+                    model: ModuleType | None = None, extra: tuple = (),
+                    record: bool = False) -> ModuleType:
     """The pipeline compiled for a geometry, a law function and a model (module docstring).
 
     `geometry`, `model` (default: ``systems.contact.no_model``) and `extra` (further
     template modules the geometry builds on, e.g. a rigid object's shape) are template
     modules; their ``@template`` functions and this module's are compiled together with
-    the law's generated helpers. Every call with the same arguments returns the same
-    module; numba caches it on disk.
+    the law's generated helpers. `record`: the kernel writes each touching contact's force
+    and contact point into its argument ``R`` (module docstring). Every call with the same
+    arguments returns the same module; numba caches it on disk.
     """
     model = model or no_model
     columns, law_first = _columns_source(geometry, model)
-    source = "\n\n".join([columns, _reach_source(model, function),
+    source = "\n\n".join([columns, _reach_source(model, function), f"RECORD = {bool(record)}",
                             law_source(function, law_first)])
     modules = (sys.modules[__name__], *extra, geometry, model)
     tag = "__".join([geometry.__name__.rsplit(".", 1)[-1],
                      *(m.__name__.rsplit(".", 1)[-1] for m in extra),
-                     model.__name__.rsplit(".", 1)[-1], function.tag])
+                     model.__name__.rsplit(".", 1)[-1], function.tag]
+                    + (["record"] if record else []))
     return specialised_module(modules, tag, {"law": function.fn}, source)
 
 

@@ -209,5 +209,10 @@ class RigidObjectContacts(ContactSystem):
         M = self.model.arrays(self, world, world.particles) if self.model is not None else ()
         self.touching = self.evaluate(world, kernels, G, M, history, flags)
 
+    def recorded_bodies(self, world, contacts):
+        """Contact c = row * n_objects + object: the particle row and the object's row."""
+        n = max(int(self.n_objects or 0), 1)
+        return contacts // n, None, contacts % n
+
 
 __all__ = ["RigidObjectContacts", "PARTICLE_ARRAYS"]

@@ -107,6 +107,13 @@ class PatchContacts(ContactSystem):
                                             *prepare[9:], self.selected, NO_REACH))
         self.evaluate(world, kernels, G, (), history, flags)
 
+    snapshot_reads = {"particles": ("gid", "position"), "patch_pairs": ("i", "triangle")}
+
+    def recorded_bodies(self, world, contacts):
+        """The grain's row and the triangle's gid of each contact (a row of ``patch_pairs``)."""
+        pairs = world.patch_pairs
+        return pairs.owned("i")[contacts], None, pairs.owned("triangle")[contacts]
+
     def _kernel_args(self, world) -> tuple:
         """The arguments of ``prepare`` (but ``update`` and the counts) and the pipeline's
         geometry tuple, history and flags, cached until some table changes structurally

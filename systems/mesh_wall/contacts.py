@@ -150,6 +150,13 @@ class MeshWallContacts(ContactSystem):
                              "species table, or -1 for a rigid wall")
         return np.where(material >= 0, material, rigid_material(species)).astype(np.int64)
 
+    snapshot_reads = {"particles": ("gid", "position"), "mesh_pairs": ("i", "triangle")}
+
+    def recorded_bodies(self, world, contacts):
+        """The grain's row and the triangle's gid of each contact (a row of ``mesh_pairs``)."""
+        pairs = world.mesh_pairs
+        return pairs.owned("i")[contacts], None, pairs.owned("triangle")[contacts]
+
     def _kernel_args(self, world) -> tuple:
         """``prepare``'s arguments (but ``update`` and the counts), the geometry tuple (but
         ``work_dt``), history and flags, kept until some table changes structurally or a

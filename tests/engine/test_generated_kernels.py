@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent("""
     G = (i, i, z, z, z, np.zeros(0), np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.bool_),
          i, z, z, 0, 0)
     n = m.contacts(G, (), (), bound.parameters, bound.constants, (z,), np.zeros(0, np.uint8),
-                   True, 1e-6, buf, sel)
+                   True, 1e-6, buf, sel, ())
     print(m.__file__, os.path.getmtime(m.__file__), sum(m.contacts.stats.cache_hits.values()))
 """)
 

@@ -206,7 +206,6 @@ def test_clumps():
     check_clumps(run("clumps.py"))
 
 
-
 # ---------------------------------------------------------------------------------- wet
 WET_STABLE = ("wet (short settings)", "nozzle:", "time (s)")
 
@@ -226,3 +225,34 @@ def test_wet(tmp_path):
     assert abs(number(end, "sprayed") - per_second * 0.08) <= 1.0
     assert number(end, "bridges") > 10
     assert (tmp_path / "wet.xdmf").exists()
+
+
+# ---------------------------------------------------------------------- coarse graining
+CG_STABLE = ("coarse graining (short", "snapshots ", "z (mm)")
+
+
+def test_coarse_graining(tmp_path):
+    """The bed's coarse-grained vertical stress is the weight above it; the fields file and
+    the command line the tutorial prints reproduce it."""
+    import h5py
+    import numpy as np
+
+    out = tmp_path / "cg.h5"
+    lines = run("coarse_graining.py", "--output", str(out))
+    assert starting(lines, *CG_STABLE) == starting(committed("coarse_graining"), *CG_STABLE)
+    (check,) = starting(lines, "sigma_zz against")
+    assert number(check, "largest deviation") < 1.0  # per cent
+    table = [line.split() for line in lines if re.match(r"\s+[0-9.]+\s+0\.[0-9]+\s+[0-9.]+\s+[0-9.]+$",
+                                                         line)]
+    assert len(table) >= 4
+    for z, nu, szz, weight in ([float(v) for v in row] for row in table):
+        assert 0.6 < nu < 0.74 and szz == pytest.approx(weight, rel=0.01)
+    (cli,) = starting(lines, "the same from the command line: ")
+    command = cli.split(": ", 1)[1].split()[1:]  # after "python"
+    res = subprocess.run([PYTHON, *command, "--out", str(tmp_path / "cli.h5")],
+                         capture_output=True, text=True, cwd=REPO)
+    assert res.returncode == 0, res.stderr
+    with h5py.File(tmp_path / "cli.h5", "r") as a, h5py.File(tmp_path / "cg_cg.h5", "r") as b:
+        (key,) = list(a["fields"])
+        np.testing.assert_allclose(a[f"fields/{key}/stress"][...], b[f"fields/{key}/stress"][...],
+                                   rtol=1e-12, atol=1e-12)
