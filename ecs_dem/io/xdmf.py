@@ -8,7 +8,9 @@ points, with each ``triangle_<name>`` dataset as a cell attribute ``<name>``. A
 snapshot subgroup ``<name>/`` with its own ``position`` and ``triangles`` (the
 mesh walls' vertices and triangles) becomes a temporal collection ``<name>``
 of triangles on its own points, with its point datasets as point attributes
-and its ``triangle_<name>`` datasets as cell attributes. The HDF5 file is
+and its ``triangle_<name>`` datasets as cell attributes; one with ``position``
+and no ``triangles`` (rigid bodies' centres) a temporal collection ``<name>``
+of points with its datasets as point attributes. The HDF5 file is
 referred to by its base name, so the two files can be moved together. Open the ``.xdmf`` file in ParaView with the
 "Xdmf3ReaderS" (or "XDMF Reader") and render points as spheres scaled by
 ``radius``.
@@ -33,16 +35,20 @@ def _item(h5name: str, path: str, shape, dtype) -> str:
 def _surface_grid(h5name: str, name: str, time: float, group: str, fields: dict) -> str:
     """A triangle grid on its own points (a snapshot's subgroup): every other dataset with one
     row per point is a point attribute, every ``triangle_<name>`` with one per triangle a
-    cell attribute ``<name>``."""
+    cell attribute ``<name>``. Without ``triangles``: the points alone (Polyvertex)."""
     n = fields["position"][0][0]
-    tshape, tdtype = fields["triangles"]
-    parts = [f'<Grid Name="{name}" GridType="Uniform">', f'<Time Value="{time!r}"/>',
-             f'<Topology TopologyType="Triangle" NumberOfElements="{tshape[0]}">',
-             _item(h5name, f"{group}/triangles", tshape, tdtype), "</Topology>",
+    tshape, tdtype = fields.get("triangles", ((0, 3), None))
+    if "triangles" in fields:
+        topology = [f'<Topology TopologyType="Triangle" NumberOfElements="{tshape[0]}">',
+                    _item(h5name, f"{group}/triangles", tshape, tdtype), "</Topology>"]
+    else:
+        topology = [f'<Topology TopologyType="Polyvertex" NumberOfElements="{n}" '
+                    'NodesPerElement="1"/>']
+    parts = [f'<Grid Name="{name}" GridType="Uniform">', f'<Time Value="{time!r}"/>', *topology,
              '<Geometry GeometryType="XYZ">', _item(h5name, f"{group}/position", *fields["position"]),
              "</Geometry>"]
     for key, (shape, dtype) in fields.items():
-        cell = key.startswith("triangle_")
+        cell = key.startswith("triangle_") and "triangles" in fields
         rows = tshape[0] if cell else n
         if key in ("position", "triangles") or not shape or shape[0] != rows:
             continue
@@ -68,7 +74,7 @@ def write_xdmf(xdmf_path, h5_path, snapshots) -> None:
     for step, time, group, fields in snapshots:
         for sub in sorted({n.split("/")[0] for n in fields if "/" in n}):
             inner = {n[len(sub) + 1:]: v for n, v in fields.items() if n.startswith(sub + "/")}
-            if "position" in inner and "triangles" in inner:
+            if "position" in inner:
                 surfaces.setdefault(sub, []).append(
                     _surface_grid(h5name, f"{sub}_{step:09d}", time, f"{group}/{sub}", inner))
         if "position" not in fields:

@@ -134,7 +134,8 @@ from ecs_dem.runner import RUN_DEFAULTS, check_restart
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.membrane.systems import membrane_snapshot_writer, membrane_systems
+from ecs_dem.systems.membrane.systems import (SNAPSHOT_FIELDS, membrane_snapshot_writer,
+                                             membrane_systems)
 from ecs_dem.systems.neighbors.search import NeighborSearch
 from ecs_dem.systems.membrane.patch_contacts import PatchContacts
 from ecs_dem.systems.membrane.patch_search import PatchSearch
@@ -143,6 +144,7 @@ from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.systems.walls.motion import WallMotion
 from ecs_dem.systems.rigid_body import rigid_bodies
+from ecs_dem.systems.rigid_body.output import body_snapshot_writer, particle_fields
 
 from .control import BOTTOM, TOP, RadialLoad, TriaxialControl, create_state_table, is_done
 from .preparation import (PREPARATION_DEFAULTS, PSD_DEFAULTS, SHAPE_DEFAULTS, grain_count,
@@ -411,7 +413,10 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
               contact_load, pressure, pressure_load, stretching, barrier, bending, second, control):
         world.add_system(s)
     if output is not None and cfg["snapshot_every"] > 0:
-        world.add_system(membrane_snapshot_writer(output, cfg["snapshot_every"]))
+        world.add_system(membrane_snapshot_writer(output, cfg["snapshot_every"],
+                                                  particle_fields(world, SNAPSHOT_FIELDS)))
+        if bodies:
+            world.add_system(body_snapshot_writer(output, cfg["snapshot_every"]))
     return world, control
 
 
