@@ -205,3 +205,9 @@ def check_clumps(lines: list[str]) -> None:
 def test_clumps():
     check_clumps(run("clumps.py"))
 
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="needs Debian's MPICH (mpiexec.mpich)")
+def test_clumps_on_two_ranks():
+    """The same clumps on 2 ranks: the same set-up lines, and the same physics."""
+    check_clumps(run("clumps.py", ranks=2))
