@@ -33,9 +33,10 @@ def test_repose_angle_of_a_straight_slope():
 
 def test_a_short_pour_of_clumps(tmp_path):
     out = tmp_path / "pour.h5"
-    status = pour.main(["--set", "grains=120", "--set", "box_width=0.02", "--set",
-                        "settle_time=0.25", "--set", "release_time=0.15", "--set", "quiet=true",
-                        "--set", "snapshot_every=2000", "--set", f"output={out}"])
+    short = ["grains=120", "box_width=0.02", "insert_fraction=0.3", "dt_fraction=0.4",
+             "settle_time=0.22", "release_time=0.1", "quiet=true", "snapshot_every=2000",
+             f"output={out}"]
+    status = pour.main([word for s in short for word in ("--set", s)])
     assert status == 0
     with open(tmp_path / "pour_summary.csv") as f:
         row = next(csv.DictReader(f))
