@@ -427,6 +427,9 @@ def wet(args) -> list[Row]:
                     f"{wetted:.1f} deg against {dry:.1f} deg", "steeper by > 3 deg",
                     "threshold", wetted > dry + 3.0,
                     pytest_cmd("tests/run/test_wet_pile.py", "steeper")))
+    return rows
+
+
 def cg(args) -> list[Row]:
     """Coarse-grained fields of a small flowing chute (tests/cg/test_flow_balance.py): the
     mass and momentum balances between two steps on three grids."""
@@ -455,10 +458,23 @@ def cg(args) -> list[Row]:
     return rows
 
 
+def clumps(args) -> list[Row]:
+    """A tilted dimer bouncing off an elastic floor: the rigid-body impulse solution."""
+    t = test_module("systems/rigid_body/test_clumps.py")
+    b, _, _, v_after, w_after = t.tilted_dimer_bounce()
+    cmd = pytest_cmd("tests/systems/rigid_body/test_clumps.py", "impulse")
+    ref = "analytic: rigid-body impulse, J = 2 v0 / (1/M + n.((I^-1 (rho x n)) x rho))"
+    return [rel_row("Clump (dimer, tilted 30 deg) off a wall: v_z after", ref,
+                    float(b.velocity[0, 2]), float(v_after[2]), 1e-2, cmd, unit=" m/s"),
+            rel_row("Clump (dimer, tilted 30 deg) off a wall: w_y after", ref,
+                    float(b.angular_velocity[0, 1]), float(w_after[1]), 1e-2, cmd,
+                    unit=" rad/s")]
+
+
 CASES = {"hertz": hertz, "springs": springs, "hinges": hinges, "sphere": sphere, "drum": drum,
          "table1": table1, "friction": friction, "triaxial": triaxial, "mcdem": mcdem,
          "lammps": lammps, "wear": wear, "meshwall": meshwall, "screen": screen, "wet": wet,
-         "cg": cg}
+         "cg": cg, "clumps": clumps}
 
 
 

@@ -2,7 +2,7 @@
 
 Every ``every`` steps it records, summed over ranks:
 ``kinetic_energy`` (1/2 sum m v^2, J), ``rotational_energy`` (1/2 sum I w^2, J),
-``max_speed`` (m/s), ``contacts`` (touching pairs), ``particles`` and
+``max_speed`` (m/s, of any particle, pebbles of clumps included), ``contacts`` (touching pairs), ``particles`` and
 ``max_particles_per_rank`` (load balance: ideal is particles / ranks) and, with walls,
 ``wall_force`` (n_walls, 3) N, ``wall_position`` (n_walls, 3) m,
 ``wall_stress`` (n_walls,) Pa = -F.n / area (compressive positive; 0 for walls
@@ -18,6 +18,14 @@ optionally to the terminal.
 
 ``kinetic_energy(world, where)`` is the translational kinetic energy of a selection of
 particles (the grains of a run with membranes, say) over every rank, for drivers.
+
+Clumps (rigid bodies of pebbles, ``components.clumps``): the energies count each body
+once, from its own state, and not its pebbles (whose ``mass`` is the body's and whose
+``inertia`` is negative): translational 1/2 M v_c^2 with v_c the centre of mass's
+velocity, rotational 1/2 w . L with L the body's angular momentum about its centre (space
+frame), which is 1/2 w^T R I R^T w for the principal moments I and orientation R.
+``kinetic_energy`` counts a body's translational energy where `where` selects its anchor
+pebble (the first of its ``pebbles``, owned by the body's rank).
 """
 from __future__ import annotations
 
@@ -39,12 +47,27 @@ def kinetic_energies(velocity, angular_velocity, mass, inertia):
     vmax2 = 0.0
     for i in range(mass.size):
         v2 = velocity[i, 0] ** 2 + velocity[i, 1] ** 2 + velocity[i, 2] ** 2
+        if v2 > vmax2:
+            vmax2 = v2
+        if inertia[i] < 0.0:  # a pebble: its body counts (body_energies)
+            continue
         w2 = angular_velocity[i, 0] ** 2 + angular_velocity[i, 1] ** 2 + angular_velocity[i, 2] ** 2
         kt += mass[i] * v2
         kr += inertia[i] * w2
-        if v2 > vmax2:
-            vmax2 = v2
     return 0.5 * kt, 0.5 * kr, np.sqrt(vmax2)
+
+
+@kernel
+def body_energies(velocity, angular_velocity, angular_momentum, mass):
+    """(1/2 sum M v^2, 1/2 sum w . L) over rigid bodies [J, J]."""
+    kt = 0.0
+    kr = 0.0
+    for k in range(mass.size):
+        kt += mass[k] * (velocity[k, 0] ** 2 + velocity[k, 1] ** 2 + velocity[k, 2] ** 2)
+        kr += (angular_velocity[k, 0] * angular_momentum[k, 0]
+               + angular_velocity[k, 1] * angular_momentum[k, 1]
+               + angular_velocity[k, 2] * angular_momentum[k, 2])
+    return 0.5 * kt, 0.5 * kr
 
 
 def kinetic_energy(world, where=None) -> float:
@@ -54,9 +77,23 @@ def kinetic_energy(world, where=None) -> float:
     sums the time series' energies in a compiled loop, which rounds differently)."""
     p = world.particles
     mass, velocity = p.mass, p.velocity
+    bodies = world.tables.get("bodies")
+    if bodies is None:
+        if where is not None:
+            mass, velocity = mass[where], velocity[where]
+        return observe.sum_of(world, 0.5 * float(np.sum(mass * np.sum(velocity**2, axis=1))))
+    n = p.n_owned
+    chosen = np.ones(n, dtype=bool)
     if where is not None:
-        mass, velocity = mass[where], velocity[where]
-    return observe.sum_of(world, 0.5 * float(np.sum(mass * np.sum(velocity**2, axis=1))))
+        chosen = np.zeros(n, dtype=bool)
+        chosen[np.arange(n)[where]] = True
+    free = chosen & (p.inertia[:n] >= 0.0)
+    energy = 0.5 * float(np.sum(mass[:n][free] * np.sum(velocity[:n][free] ** 2, axis=1)))
+    m = bodies.n_owned
+    mine = chosen[bodies.pebble_rows[:m, 0]] if m else np.zeros(0, dtype=bool)
+    energy += 0.5 * float(np.sum(bodies.mass[:m][mine]
+                                 * np.sum(bodies.velocity[:m][mine] ** 2, axis=1)))
+    return observe.sum_of(world, energy)
 
 
 def wall_measures(walls) -> dict:
@@ -93,6 +130,9 @@ class Diagnostics(System):
         self._t0 = None
 
     def declare(self, world) -> None:
+        if "bodies" in world.tables:
+            self.reads = dict(self.reads, bodies=("velocity", "angular_velocity",
+                                                  "angular_momentum", "mass"))
         if "walls" in world.tables:
             self.reads = dict(self.reads, walls=("point", "initial_point", "normal", "force", "area"))
         if "mesh_walls" in world.tables:
@@ -101,6 +141,11 @@ class Diagnostics(System):
     def run(self, world) -> None:
         p = world.particles
         kt, kr, vmax = kinetic_energies(p.velocity, p.angular_velocity, p.mass, p.inertia)
+        if "bodies" in world.tables:
+            b = world.tables["bodies"]
+            bt, br = body_energies(*b.views(("velocity", "angular_velocity", "angular_momentum",
+                                              "mass")))
+            kt, kr = kt + bt, kr + br
         rec = {
             "kinetic_energy": float(world.comm.sum(kt)),
             "rotational_energy": float(world.comm.sum(kr)),

@@ -32,9 +32,12 @@ pebble count, volume, principal second moments per unit density and reach
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ecs_dem.errors import InputError
+from ecs_dem.jit import kernel
 from ecs_dem.table import Field, Halo, Table
 
 from ..particles import add_particles, create_particle_table
@@ -112,15 +115,21 @@ def create_body_tables(world, max_pebbles: int = DEFAULT_MAX_PEBBLES) -> Table:
                                  references={"pebble_rows": "pebbles"}))
 
 
-def template_id(world, template: ClumpTemplate) -> int:
-    """The row of `template` in ``clump_templates``, added if no row holds the same values."""
+def template_id(world, template: ClumpTemplate, scale: float = 1.0) -> int:
+    """The row of `template` scaled by `scale` in ``clump_templates``, added if no row holds
+    the same values."""
     t = world.tables["clump_templates"]
-    values = dict(pebble_count=template.count, volume=template.volume, moments=template.moments,
-                  reach=template.reach, extent=template.extent)
-    for k in range(t.n_owned):
-        if (t.pebble_count[k] == template.count and t.volume[k] == template.volume
-                and np.array_equal(t.moments[k], template.moments) and t.reach[k] == template.reach):
-            return k
+    s = float(scale)
+    values = dict(pebble_count=template.count, volume=template.volume * s**3,
+                  moments=template.moments * s**5, reach=template.reach * s,
+                  extent=template.extent * s)
+    n = t.n_owned
+    same = np.flatnonzero((t.pebble_count[:n] == values["pebble_count"])
+                          & (t.volume[:n] == values["volume"])
+                          & np.all(t.moments[:n] == values["moments"], axis=1)
+                          & (t.reach[:n] == values["reach"]))
+    if same.size:
+        return int(same[0])
     return int(t.append(1, **values).start)
 
 
@@ -137,7 +146,8 @@ def _rows_of(name: str, value, n: int, width: int, default) -> np.ndarray:
 
 
 def add_clumps(world, template: ClumpTemplate, positions, orientations=None, species=0, *,
-               velocity=None, angular_velocity=None) -> slice:
+               velocity=None, angular_velocity=None, scale=None,
+               check_overlaps: bool = True) -> slice:
     """Add one clump of `template` at each of `positions`.
 
     Parameters
@@ -152,6 +162,12 @@ def add_clumps(world, template: ClumpTemplate, positions, orientations=None, spe
         The pebbles' material; its density gives the body's mass and moments.
     velocity, angular_velocity : (n, 3) or (3,) float [m/s], [rad/s]
         Space frame; default 0.
+    scale : (n,) or scalar float
+        Each clump is the template enlarged by this factor (lengths times s, volume s^3,
+        moments s^5); default 1. Each distinct factor is a row of ``clump_templates``.
+    check_overlaps : bool
+        Refuse clumps whose pebbles overlap a pebble of another new clump or a particle
+        already in the world (default). Insertion keeps clumps apart by construction.
 
     Build clumps before the first step, identically on every rank (like particles).
     Returns the slice of the new rows of ``bodies``.
@@ -180,34 +196,44 @@ def add_clumps(world, template: ClumpTemplate, positions, orientations=None, spe
     q /= norm[:, None]
     v = _rows_of("velocity", velocity, n, 3, 0.0)
     w = _rows_of("angular_velocity", angular_velocity, n, 3, 0.0)
+    s = np.asarray(1.0 if scale is None else scale, dtype=np.float64)
+    s = _rows_of("scale", s.reshape(-1, 1) if s.ndim == 1 else s, n, 1, 1.0)[:, 0]
+    if not np.all(s > 0):
+        raise InputError(f"add_clumps: scale {float(s[np.argmin(s)])!r} must be > 0")
     sp = world.tables.get("species")
     species = int(species)
     if sp is None or not 0 <= species < sp.n_owned:
         raise InputError(f"add_clumps: species {species} does not exist "
                          "(components.species.add_species)")
     density = float(sp.density[species])
-    mass = template.mass(density)
-    moments = template.principal_moments(density)
-    if not (mass > 0 and np.isfinite(mass)):
-        raise InputError(f"add_clumps: template '{template.name}' has mass {mass} kg with "
+    mass = template.mass(density) * s**3
+    moments = template.principal_moments(density)[None, :] * (s**5)[:, None]
+    if not (np.all(mass > 0) and np.all(np.isfinite(mass))):
+        raise InputError(f"add_clumps: template '{template.name}' has mass {mass.min()} kg with "
                          f"density {density}: a clump needs a positive mass")
     first_body = bodies.next_gid
     if first_body + n - 1 > MAX_BODY_GID:
         raise InputError(f"add_clumps: more than {MAX_BODY_GID} bodies")
-    tid = template_id(world, template)
+    factors, which = np.unique(s, return_inverse=True)
+    tid = np.array([template_id(world, template, f) for f in factors], dtype=np.int32)[which]
     order = np.r_[template.anchor, np.delete(np.arange(template.count), template.anchor)]
-    offsets, radii = template.offsets[order], template.radii[order]
+    offsets = template.offsets[order][None] * s[:, None, None]   # (n, k, 3)
+    radii = template.radii[order][None] * s[:, None]             # (n, k)
     rot = rotation_matrix(q)                       # (n, 3, 3)
-    arms = np.einsum("nij,kj->nki", rot, offsets)  # (n, k, 3)
+    arms = np.einsum("nij,nkj->nki", rot, offsets)  # (n, k, 3)
     k = template.count
     p = world.particles
-    rows = add_particles(world, (x[:, None] + arms).reshape(-1, 3), np.tile(radii, n), species,
-                         mass=mass, velocity=(v[:, None] + np.cross(w[:, None], arms)).reshape(-1, 3),
-                         angular_velocity=np.repeat(w, k, axis=0))
+    centres = (x[:, None] + arms).reshape(-1, 3)
     body_gids = first_body + np.arange(n, dtype=np.int64)
+    if check_overlaps:
+        refuse_overlaps(world, centres, radii.reshape(-1), np.repeat(body_gids, k))
+    rows = add_particles(world, centres, radii.reshape(-1), species,
+                         mass=np.repeat(mass, k),
+                         velocity=(v[:, None] + np.cross(w[:, None], arms)).reshape(-1, 3),
+                         angular_velocity=np.repeat(w, k, axis=0))
     p.inertia[rows] = PEBBLE_INERTIA
     p.body[rows] = np.repeat(body_gids, k)
-    p.body_offset[rows] = np.tile(offsets, (n, 1))
+    p.body_offset[rows] = offsets.reshape(-1, 3)
     p.contact_group[rows] = (BODY_GROUP_BASE + np.repeat(body_gids, k)).astype(np.int32)
     pebbles = np.full((n, k_max), -1, dtype=np.int64)
     pebbles[:, :k] = p.gid[rows].reshape(n, k)
@@ -220,6 +246,73 @@ def add_clumps(world, template: ClumpTemplate, positions, orientations=None, spe
                                                    np.einsum("nji,nj->ni", rot, momentum) * inverse))
     assert int(bodies.gid[out][0]) == first_body
     return out
+
+
+@kernel
+def _first_overlap(x, r, body, n_new, lo, inv, dims, tolerance):
+    """The first pair (i, j), i one of the first `n_new` spheres, of spheres of different
+    bodies (body < 0: a free particle, its own body) that overlap by more than `tolerance`
+    times their radius sum; (-1, -1) if none. A cell grid of cells at least as wide as the
+    largest diameter."""
+    n = x.shape[0]
+    head = np.full(dims[0] * dims[1] * dims[2], -1, np.int64)
+    nxt = np.full(n, -1, np.int64)
+    cell = np.empty((n, 3), np.int64)
+    for i in range(n):
+        for a in range(3):
+            c = int(math.floor((x[i, a] - lo[a]) * inv[a]))
+            cell[i, a] = min(max(c, 0), dims[a] - 1)
+        c = cell[i, 0] + dims[0] * (cell[i, 1] + dims[1] * cell[i, 2])
+        nxt[i] = head[c]
+        head[c] = i
+    for i in range(n_new):
+        for iz in range(max(cell[i, 2] - 1, 0), min(cell[i, 2] + 2, dims[2])):
+            for iy in range(max(cell[i, 1] - 1, 0), min(cell[i, 1] + 2, dims[1])):
+                for ix in range(max(cell[i, 0] - 1, 0), min(cell[i, 0] + 2, dims[0])):
+                    j = head[ix + dims[0] * (iy + dims[1] * iz)]
+                    while j >= 0:
+                        if j > i and (body[i] < 0 or body[i] != body[j]):
+                            reach = (r[i] + r[j]) * (1.0 - tolerance)
+                            d2 = ((x[i, 0] - x[j, 0]) ** 2 + (x[i, 1] - x[j, 1]) ** 2
+                                  + (x[i, 2] - x[j, 2]) ** 2)
+                            if d2 < reach * reach:
+                                return i, j
+                        j = nxt[j]
+    return -1, -1
+
+
+#: pebbles of different bodies may overlap by this fraction of their radius sum (round-off
+#: of clumps placed touching)
+OVERLAP_TOLERANCE = 1e-9
+
+
+def refuse_overlaps(world, centres, radii, body) -> None:
+    """InputError when a new pebble overlaps a pebble of another new body or a grain already
+    in the world (the owned grains; membrane vertices are left to the contact systems)."""
+    p = world.tables.get("particles")
+    old = np.zeros(0, np.int64) if p is None else np.flatnonzero(p.kind[:p.n_owned] == 0)
+    x = np.concatenate([centres, p.position[old]]) if old.size else centres
+    r = np.concatenate([radii, p.radius[old]]) if old.size else radii
+    old_body = p.body[old] if old.size and "body" in p.fields else np.full(old.size, -1)
+    labels = np.concatenate([body, old_body])
+    width = max(2.0 * float(r.max()), 1e-300)
+    lo = x.min(axis=0) - width
+    dims = np.maximum(np.floor((x.max(axis=0) + width - lo) / width).astype(np.int64), 1)
+    while float(np.prod(dims.astype(np.float64))) > 8 * x.shape[0] + 64:
+        dims = np.maximum(dims // 2, 1)
+    inv = dims / (x.max(axis=0) + width - lo)
+    i, j = _first_overlap(x, r, labels.astype(np.int64), centres.shape[0], lo, inv, dims,
+                          OVERLAP_TOLERANCE)
+    if i < 0:
+        return
+    n = centres.shape[0]
+    overlap = float(r[i] + r[j] - np.linalg.norm(x[i] - x[j]))
+    what = (f"a pebble of clump {int(body[j]) - int(body[0])} of this call" if j < n
+            else f"the grain of row {int(old[j - n])} already in the world")
+    raise InputError(f"add_clumps: a pebble of clump {int(body[i]) - int(body[0])} of this call "
+                     f"overlaps {what} by {overlap:.3g} m: clumps must start apart; place "
+                     "them further apart, or insert them with components.insertion "
+                     "(clump_shape), which keeps their bounding spheres apart")
 
 
 def body_reach(world) -> float:

@@ -167,7 +167,8 @@ class Hdf5Output:
             d[...] = values
 
     def write_snapshot(self, step: int, time: float, table, fields, connectivity=None,
-                       element_data=None, subgroup: str | None = None) -> None:
+                       element_data=None, subgroup: str | None = None,
+                       names: dict | None = None) -> None:
         """Owned rows of `fields` of `table` from every rank (collective: all ranks call it).
 
         `connectivity` maps dataset names to (m, k) arrays of gids of `table`'s
@@ -179,7 +180,8 @@ class Hdf5Output:
         `subgroup`: write into ``/snapshots/<step>/<subgroup>/`` instead, beside the
         particles of the same step (a second table with its own rows: the mesh walls'
         vertices); a subgroup with ``position`` and ``triangles`` becomes a surface of
-        its own in the XDMF sidecar.
+        its own in the XDMF sidecar, one with ``position`` alone a point set of its own.
+        `names` maps a field to the name of its dataset (default the field's name).
         """
         group = f"snapshots/{step:09d}" + (f"/{subgroup}" if subgroup else "")
         prefix = f"{subgroup}/" if subgroup else ""
@@ -188,9 +190,10 @@ class Hdf5Output:
                      + sum(np.asarray(a).nbytes for a in (connectivity or {}).values())
                      + sum(np.asarray(a).nbytes for a in (element_data or {}).values()), self.comm)
         offset = self.comm.exscan(table.n_owned) if connectivity else 0
-        for name in fields:
-            _, total = self.shared.write_rows(group, name, table.owned(name))
-            meta[name] = ((total, *table.fields[name].shape), table.fields[name].np_dtype)
+        for field in fields:
+            name = (names or {}).get(field, field)
+            _, total = self.shared.write_rows(group, name, table.owned(field))
+            meta[name] = ((total, *table.fields[field].shape), table.fields[field].np_dtype)
         for name, gids in (connectivity or {}).items():
             rows = self._file_rows(table, np.asarray(gids, dtype=np.int64), offset, name)
             _, total = self.shared.write_rows(group, name, rows)
@@ -302,7 +305,8 @@ class SnapshotWriter(System):
     ParaView draws the surface right on any number of ranks;
     ``element_data`` maps dataset names to (element table, field) written
     alongside, element by element (``{"triangle_membrane": ("membrane_triangles",
-    "membrane")}``).
+    "membrane")}``). ``subgroup`` and ``names`` as ``Hdf5Output.write_snapshot``'s
+    (another table beside the particles, its fields under other dataset names).
 
     ``contacts=True``: every snapshot also carries the contact network (module
     docstring: ``contacts/``, ``boundary_contacts/``), from every system of the
@@ -316,9 +320,11 @@ class SnapshotWriter(System):
 
     def __init__(self, output: Hdf5Output, every: int,
                  fields=("gid", "position", "velocity", "angular_velocity", "radius", "species"),
-                 table="particles", connectivity=None, element_data=None,
-                 contacts: bool = False):
+                 table="particles", connectivity=None, element_data=None, subgroup=None,
+                 names=None, contacts: bool = False):
         self.output = output
+        self.subgroup = subgroup
+        self.names = dict(names or {})
         self.contacts = bool(contacts)
         self._contact_systems: list = []
         self.every = max(int(every), 1)
@@ -350,7 +356,8 @@ class SnapshotWriter(System):
     def run(self, world) -> None:
         pick = lambda spec: {name: world.table(t).owned(f) for name, (t, f) in spec.items()}  # noqa: E731
         self.output.write_snapshot(world.step, world.time, world.table(self.table), self.fields,
-                                   pick(self.connectivity), pick(self.element_data))
+                                   pick(self.connectivity), pick(self.element_data),
+                                   self.subgroup, self.names or None)
         if self.contacts:
             self.write_contacts(world)
 

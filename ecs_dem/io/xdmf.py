@@ -13,8 +13,9 @@ the same way: a ``lines`` dataset (rows of two point indices: liquid bridges
 between particle centres) gives a temporal collection "lines" of Polyline
 cells on the particles' points (``line_<name>`` cell attributes), or, in a
 subgroup, a collection of lines on the subgroup's points. A subgroup with
-``position`` and neither ``triangles`` nor ``lines`` (spray droplets) is a
-collection ``<name>`` of points with its datasets as point attributes. The HDF5 file is
+``position`` and neither ``triangles`` nor ``lines`` is a
+collection ``<name>`` of points with its datasets as point attributes (spray droplets,
+rigid bodies' centres). The HDF5 file is
 referred to by its base name, so the two files can be moved together. Open the ``.xdmf`` file in ParaView with the
 "Xdmf3ReaderS" (or "XDMF Reader") and render points as spheres scaled by
 ``radius``.

@@ -69,10 +69,20 @@ Preparation (``preparation.py`` beside this file): random insertion without
 contacts, Lubachevsky-Stillinger growth in a rigid cylinder, overlaps
 removed; cached per case and seed, shared by both models.
 
+Clumps (``--set grain_shape=dimer``, or any shape of ``components.clumps.library``:
+trimer, tetrahedron, flat, elongated, ellipsoid_stl; ``sphere`` is the default;
+``grains`` stays the grain count): every grain is a rigid clump of that shape
+whose volume-equivalent radius is the drawn radius, prepared as clumps (the
+preparation's docstring: bounding spheres inserted, bodies grown and shrunk), in
+random orientations. The pebbles touch the membrane and the platens as grains
+do; the time step stays the spheres' (a clump is heavier than a sphere of its
+pebble's size, so its contacts are slower). Run names end in ``_<shape>``.
+
 Loading and measurement: ``control.py`` (phases, equilibrium criterion, how
 each stress is measured). The curves and the case's summary: ``report.py``.
 
-Outputs, in ``output/triaxial/`` (``<run>`` = ``<case>_<model>_seed<seed>``):
+Outputs, in ``output/triaxial/`` (``<run>`` = ``<case>_<model>_seed<seed>``, and
+``_<grain_shape>`` for clumps):
 ``<run>.csv`` (time series: phase, strain, stresses, volume, kinetic energy),
 ``<run>.h5`` + ``.xdmf`` (grains and the membrane surface, for ParaView),
 ``<run>.checkpoint.h5`` (continue with ``--set restart=...``), and, over all
@@ -113,6 +123,7 @@ from pathlib import Path
 
 from ecs_dem import Box, InputError, UnstableTimeStepError, World
 from ecs_dem.comm import default_comm
+from ecs_dem.components.clumps.bodies import add_clumps
 from ecs_dem.components.membranes import (add_membrane, membrane_ranges, membrane_vertices,
                                           set_stress)
 from ecs_dem.components.mesh.generators import cylinder
@@ -127,7 +138,8 @@ from ecs_dem.runner import RUN_DEFAULTS, check_restart
 from ecs_dem.systems.contact.pair_forces import ContactForces
 from ecs_dem.systems.integration.gravity import Gravity
 from ecs_dem.systems.contact.hertz_mindlin import HertzMindlinLaw
-from ecs_dem.systems.membrane.systems import membrane_snapshot_writer, membrane_systems
+from ecs_dem.systems.membrane.systems import (SNAPSHOT_FIELDS, membrane_snapshot_writer,
+                                             membrane_systems)
 from ecs_dem.systems.neighbors.search import NeighborSearch
 from ecs_dem.systems.membrane.patch_contacts import PatchContacts
 from ecs_dem.systems.membrane.patch_search import PatchSearch
@@ -135,11 +147,13 @@ from ecs_dem.systems.contact.time_step import rayleigh_time
 from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
 from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.systems.walls.motion import WallMotion
+from ecs_dem.systems.rigid_body import rigid_bodies
+from ecs_dem.systems.rigid_body.output import body_snapshot_writer, particle_fields
 
 from .control import BOTTOM, TOP, RadialLoad, TriaxialControl, create_state_table, is_done
 from .fields import CG_DEFAULTS, CG_RANGES, sample_fields, write_sample_fields
-from .preparation import (PREPARATION_DEFAULTS, PSD_DEFAULTS, grain_count, packing,
-                          size_distribution)
+from .preparation import (PREPARATION_DEFAULTS, PSD_DEFAULTS, SHAPE_DEFAULTS, grain_count,
+                          grain_template, packing, packing_path, size_distribution)
 from .report import write_case_report, write_run_csv
 
 CASES = {
@@ -153,6 +167,7 @@ DEFAULTS = {
     "case": "small",
     "model": "patch",
     "seed": 1,
+    **SHAPE_DEFAULTS,               # grain_shape: sphere or a clump (docstring, Clumps)
     # sample (Table 2; density and restitution not in the paper)
     "radius_min": 2.3e-3, "radius_max": 2.7e-3,               # m
     "grain_modulus": 4.6e10, "grain_poisson": 0.245, "grain_friction": 0.25,
@@ -195,7 +210,19 @@ DEFAULTS = {
 
 
 def run_name(cfg: dict) -> str:
-    return f"{cfg['case']}_{cfg['model']}_seed{cfg['seed']}"
+    shape = "" if cfg["grain_shape"] == "sphere" else f"_{cfg['grain_shape']}"
+    return f"{cfg['case']}_{cfg['model']}_seed{cfg['seed']}{shape}"
+
+
+def add_grains(world, cfg: dict, pack: dict, species: int) -> None:
+    """The packing's spheres as grains, or each as the bounding sphere of a clump of
+    ``grain_shape`` in a random orientation (module docstring, Clumps)."""
+    template = grain_template(cfg)
+    if template is None:
+        add_particles(world, pack["position"], pack["radius"], species)
+        return
+    add_clumps(world, template, pack["position"], pack["orientation"], species,
+               scale=pack["scale"])
 
 
 def choose_case_and_model(argv) -> tuple[dict, list[str]]:
@@ -287,7 +314,7 @@ RANGES = (
 #: what a restart must share with its checkpoint (ecs_dem.runner.check_restart): the
 #: sample, the membrane and the test; time step, output, equilibrium and stop criteria
 #: may change (the run then departs from the uninterrupted one, and says so)
-IDENTITY = ("case", "model", "seed", "radius", "height", "solid_fraction", "grains",
+IDENTITY = ("case", "model", "seed", "grain_shape", "radius", "height", "solid_fraction", "grains",
             "radius_min", "radius_max", "psd", "psd_basis", "psd_mean", "psd_spread",
             "grain_modulus", "grain_poisson", "grain_friction",
             "grain_density", "grain_restitution", "membrane_modulus", "membrane_poisson",
@@ -306,6 +333,7 @@ def check_sample(cfg: dict) -> None:
     radius_max not below radius_min; printed once on many ranks), before anything is
     prepared or written; an InputError when the grains cannot fit in memory."""
     check_ranges(cfg, RANGES)
+    grain_template(cfg)
     if cfg["radius_max"] < cfg["radius_min"]:
         raise ConfigValueError(f"config key 'radius_max' = {cfg['radius_max']!r} is below "
                                f"radius_min = {cfg['radius_min']!r}")
@@ -365,7 +393,7 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
         bending_stiffness=cfg["bending_stiffness"], bending_damping=cfg["bending_damping"],
         bending=cfg["bending"], contact=cfg["model"],
         vertex_radius=cfg["vertex_radius"] if particle_model else None, species=rubber)
-    add_particles(world, pack["position"], pack["radius"], grain)
+    add_grains(world, cfg, pack, grain)
     add_wall(world, (0, 0, 0), (0, 0, 1), species=grain)
     add_wall(world, (0, 0, h), (0, 0, -1), mode="servo", species=grain, area=math.pi * R**2,
              servo_gain=cfg["servo_gain"], max_speed=cfg["servo_max_speed"])
@@ -387,13 +415,17 @@ def build_world(cfg: dict, pack: dict, output=None, comm=None, log=print):
     if not particle_model:
         contacts = [PatchSearch(), *contacts, PatchContacts(law)]
     forces = [Gravity((0, 0, -cfg["gravity"]))] if cfg["gravity"] > 0 else []
-    for s in (WallMotion(), first, NeighborSearch(), *contacts, WallContacts(law), *forces,
+    bodies = rigid_bodies() if "bodies" in world.tables else []
+    for s in (WallMotion(), *bodies, first, NeighborSearch(), *contacts, WallContacts(law), *forces,
               contact_load, pressure, pressure_load, stretching, barrier, bending, second, control):
         world.add_system(s)
     if cfg["cg_fields"]:
         world.add_system(sample_fields(cfg, world, 0.0, h))
     if output is not None and cfg["snapshot_every"] > 0:
-        world.add_system(membrane_snapshot_writer(output, cfg["snapshot_every"]))
+        world.add_system(membrane_snapshot_writer(output, cfg["snapshot_every"],
+                                                  particle_fields(world, SNAPSHOT_FIELDS)))
+        if bodies:
+            world.add_system(body_snapshot_writer(output, cfg["snapshot_every"]))
     return world, control
 
 
@@ -413,8 +445,7 @@ def run_triaxial(job) -> int:
     if cfg["restart"]:  # before a packing is prepared for a run that cannot continue
         check_restart(cfg["restart"], cfg, IDENTITY, log=lambda *a: None)
     try:
-        pack = packing(cfg, directory / f"{cfg['case']}_seed{cfg['seed']}_packing.npz",
-                       job.comm, job.print)
+        pack = packing(cfg, packing_path(cfg, directory), job.comm, job.print)
         job.print(f"triaxial {name}: {pack['radius'].size} grains, solid fraction "
                   f"{pack['solid_fraction']:.4f} (radii scaled by {pack['shrink']:.5f} to remove "
                   "the preparation's overlaps)")

@@ -28,6 +28,17 @@ seed:
    one factor: the packing starts the test without overlaps, and the solid
    fraction reached is printed.
 
+Clumps (``grain_shape`` a shape of ``components.clumps.library``): each grain is a
+rigid clump whose volume-equivalent radius is the drawn radius (the sphere of the
+same solid volume: the count for a solid fraction stays the spheres'). Step 2
+places the clumps' bounding spheres at ``prep_start_scale``, each clump in a
+random orientation; step 3 grows every body about its centre of mass (pebble
+radii and offsets, mass, moments; the angular velocity kept) as the radii grow;
+step 5 shrinks every body about its centre by one factor, again until no pebble
+overlaps a pebble of another body, the platens or the cylinder. The cache
+(``<case>_seed<seed>_<shape>_packing.npz``) holds each body's centre of mass,
+orientation and scale factor of the unit-pebble template.
+
 The result depends on the seed and on the parameters, and (through the
 chaos of the collisions) on the number of ranks; it is cached in
 ``<output stem>_packing.npz`` with the parameters that made it, so that a
@@ -46,6 +57,12 @@ import numba
 import numpy as np
 
 from ecs_dem import Box, InputError, World, observe
+from ecs_dem.components.clumps import library
+from ecs_dem.components.clumps.bodies import add_clumps, template_id
+from ecs_dem.components.clumps.shapes import equivalent_diameter
+from ecs_dem.components.clumps.template import rotation_matrix
+from ecs_dem.errors import ConfigValueError
+from ecs_dem.components.insertion.insert import random_quaternions
 from ecs_dem.components.insertion.insert import InsertionError, place_spheres
 from ecs_dem.components.insertion.psd import psd_from_config
 from ecs_dem.components.insertion.regions import CylinderRegion
@@ -65,6 +82,8 @@ from ecs_dem.systems.membrane.patch_geometry import closest_point
 from ecs_dem.systems.membrane.patch_search import PatchSearch
 from ecs_dem.systems.contact.time_step import rayleigh_time
 from ecs_dem.systems.integration.velocity_verlet import velocity_verlet
+from ecs_dem.systems.rigid_body import rigid_bodies
+from ecs_dem.systems.rigid_body.placement import BodyRows
 from ecs_dem.systems.walls.contacts import WallContacts
 from ecs_dem.table import Field, Halo
 
@@ -88,11 +107,34 @@ PSD_DEFAULTS = {
     "psd_spread": 0.0,             # normal: std of the diameter (m); lognormal: std of ln d
 }
 
+#: the grains' shape (a string: the packing cache's key gets its index in SHAPE_NAMES)
+SHAPE_DEFAULTS = {"grain_shape": "sphere"}  # or a clump of components.clumps.library
+
 #: the keys a cached packing must match
 PACKING_KEYS = ("seed", "radius", "height", "radius_min", "radius_max", "grain_density",
                 "patch_edge", *PREPARATION_DEFAULTS)
 
 FULL_RADIUS = Field("full_radius", np.float64, (), Halo.LOCAL, 0.0, "m", "radius at full size")
+FULL_SCALE = Field("full_scale", np.float64, (), Halo.LOCAL, 0.0, "",
+                   "the body's template scale factor at full size")
+#: grain_shape values: sphere, then the clump library's shapes
+SHAPE_NAMES = ("sphere", *sorted(library.SHAPES))
+
+
+def grain_template(cfg: dict):
+    """The clump template of ``grain_shape`` with unit pebble radius, or None (spheres)."""
+    name = str(cfg.get("grain_shape", "sphere"))
+    if name == "sphere":
+        return None
+    if name not in library.SHAPES:
+        raise ConfigValueError(f"config key 'grain_shape' = {name!r}: use one of "
+                               f"{', '.join(SHAPE_NAMES)}")
+    return library.shape(name, 1.0)
+
+
+def bounding_factor(template) -> float:
+    """The bounding radius of a grain over its volume-equivalent radius (1 for spheres)."""
+    return 1.0 if template is None else template.extent / (0.5 * equivalent_diameter(template))
 
 
 class GrowRadii(System):
@@ -125,6 +167,49 @@ class GrowRadii(System):
         p.radius[:p.n_owned][grains] = r
         p.mass[:p.n_owned][grains] = self.density * 4.0 / 3.0 * math.pi * r**3
         p.inertia[:p.n_owned][grains] = 0.4 * p.mass[:p.n_owned][grains] * r**2
+        world.request_rebuild()
+
+
+class GrowBodies(System):
+    """GrowRadii for clumps: every body grows about its centre of mass by the same factor as
+    the target scale moves (pebble radii and body-frame offsets, the pebbles moved along
+    their arms; body mass s^3, moments and angular momentum s^5, so the angular velocity
+    stays), in the same jumps with a neighbour rebuild at each."""
+
+    stage = Stage.INTEGRATE_FIRST
+    reads = {"particles": ("body",), "bodies": ("full_scale",)}
+    reads_ghosts = {"bodies": ("orientation",)}
+    writes = {"particles": ("radius", "mass", "position", "body_offset"),
+              "bodies": ("mass", "moments", "angular_momentum")}
+
+    def __init__(self, start: float, duration: float, max_jump: float, full_reach: float):
+        self.start, self.duration = float(start), float(duration)
+        self.max_jump, self.full_reach = float(max_jump), float(full_reach)
+        self.scale = self.start
+        self.jump = 0.0
+        self.body_rows = BodyRows()
+
+    def setup(self, world) -> None:
+        self.jump = self.max_jump / max(self.full_reach, 1e-300)
+
+    def run(self, world) -> None:
+        target = min(self.start + (1 - self.start) * world.time / self.duration, 1.0)
+        if target == self.scale or (target - self.scale < self.jump and target < 1.0):
+            return
+        ratio = target / self.scale
+        self.scale = target
+        p, b = world.particles, world.tables["bodies"]
+        m = b.n_owned
+        b.mass[:m] *= ratio**3
+        b.moments[:m] *= ratio**5
+        b.angular_momentum[:m] *= ratio**5
+        pebbles, rows = self.body_rows(world)
+        arm = np.einsum("nij,nj->ni", rotation_matrix(b.with_ghosts("orientation")[rows]),
+                        p.body_offset[pebbles])
+        p.position[pebbles] += (ratio - 1.0) * arm
+        p.body_offset[pebbles] *= ratio
+        p.radius[pebbles] *= ratio
+        p.mass[pebbles] *= ratio**3
         world.request_rebuild()
 
 
@@ -162,18 +247,28 @@ def packing_key(cfg: dict) -> np.ndarray:
     psd = size_distribution(cfg)
     if psd is not None:
         key += [float(psd.basis), *psd.edges, *psd.weights]
+    if grain_template(cfg) is not None:
+        key += [float(SHAPE_NAMES.index(cfg["grain_shape"]))]
     return np.array(key)
 
 
+def packing_path(cfg: dict, directory: Path) -> Path:
+    """The packing cache of a case, seed (and clump shape) in `directory`."""
+    shape = "" if grain_template(cfg) is None else f"_{cfg['grain_shape']}"
+    return Path(directory) / f"{cfg['case']}_seed{cfg['seed']}{shape}_packing.npz"
+
+
 def insert(cfg: dict, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Random positions without contacts at the start scale, radii at full size."""
+    """Random positions without contacts at the start scale (of the bounding spheres, for
+    clumps), radii at full size (volume-equivalent, for clumps)."""
     n = grain_count(cfg)
     R, h, s0 = cfg["radius"], cfg["height"], cfg["prep_start_scale"]
+    b = bounding_factor(grain_template(cfg))
     psd = size_distribution(cfg)
     if psd is not None:
         radius = psd.sample_radii(n, rng)
         try:
-            position = place_spheres(CylinderRegion((0.0, 0.0, 0.0), R, h), s0 * radius, rng)
+            position = place_spheres(CylinderRegion((0.0, 0.0, 0.0), R, h), s0 * b * radius, rng)
         except InsertionError as exc:
             raise InputError(f"triaxial preparation: {exc}. Here: lower prep_start_scale "
                              f"({s0}) or the solid fraction") from exc
@@ -181,13 +276,13 @@ def insert(cfg: dict, rng) -> tuple[np.ndarray, np.ndarray]:
     radius = rng.uniform(cfg["radius_min"], cfg["radius_max"], n)
     position = np.empty((n, 3))
     for k in range(n):
-        r = s0 * radius[k]
+        r = s0 * b * radius[k]
         for _ in range(100000):
             rho = (R - r) * math.sqrt(rng.uniform())
             phi = rng.uniform(0, 2 * math.pi)
             x = np.array([rho * math.cos(phi), rho * math.sin(phi), rng.uniform(r, h - r)])
             if k == 0 or np.all(np.sum((position[:k] - x) ** 2, axis=1)
-                                > (s0 * (radius[:k] + radius[k])) ** 2):
+                                > (s0 * b * (radius[:k] + radius[k])) ** 2):
                 position[k] = x
                 break
         else:
@@ -215,14 +310,26 @@ def preparation_world(cfg: dict, comm=None) -> World:
     first_vertex = int(world.membranes.first_vertex[container])
     fix_particles(world, np.arange(first_vertex, first_vertex + int(world.membranes.vertex_count[0])))
     speed = cfg["prep_speed"] * rng.normal(size=(radius.size, 3)) / math.sqrt(3)
-    rows = add_particles(world, position, s0 * radius, soft, velocity=speed)
-    world.particles.add_field(FULL_RADIUS)
-    world.particles.full_radius[rows] = radius
+    template = grain_template(cfg)
+    if template is None:
+        rows = add_particles(world, position, s0 * radius, soft, velocity=speed)
+        world.particles.add_field(FULL_RADIUS)
+        world.particles.full_radius[rows] = radius
+        grow, bodies = GrowRadii(s0, cfg["prep_grow_time"], skin / 8, cfg["grain_density"]), []
+    else:
+        full = 2.0 * radius / equivalent_diameter(template)
+        add_clumps(world, template, position, random_quaternions(radius.size, rng), soft,
+                   velocity=speed, scale=s0 * full)
+        template_id(world, template, float(full.max()))  # the ghost width of full size
+        world.bodies.add_field(FULL_SCALE)
+        world.bodies.full_scale[:world.bodies.n_owned] = full
+        grow = GrowBodies(s0, cfg["prep_grow_time"], skin / 8, template.extent * float(full.max()))
+        bodies = rigid_bodies()
     add_wall(world, (0, 0, 0), (0, 0, 1), species=soft)
     add_wall(world, (0, 0, h), (0, 0, -1), species=soft)
     law = HertzMindlinLaw()
     first, second = velocity_verlet()
-    for s in (first, GrowRadii(s0, cfg["prep_grow_time"], skin / 8, cfg["grain_density"]),
+    for s in (*bodies, first, grow,
               NeighborSearch(), PatchSearch(), ContactForces(law), PatchContacts(law),
               WallContacts(law), second):
         world.add_system(s)
@@ -249,9 +356,10 @@ def _cylinder_overlaps(position, radius, vertices, triangles, reach):
     return out
 
 
-def largest_overlap(position, radius, height, mesh) -> float:
+def largest_overlap(position, radius, height, mesh, body=None) -> float:
     """Largest overlap of the packing relative to the contact's radius sum (pairs) or the
-    grain's radius (platens, cylinder); <= 0 means no overlap."""
+    grain's radius (platens, cylinder); <= 0 means no overlap. With `body` (a label per
+    sphere), spheres of one label never count as a pair (a clump's pebbles)."""
     worst = -1.0
     for k in range(0, radius.size, 512):
         d = np.linalg.norm(position[k:k + 512, None, :] - position[None, :, :], axis=2)
@@ -259,6 +367,8 @@ def largest_overlap(position, radius, height, mesh) -> float:
         ratio = (s - d) / s
         for m in range(ratio.shape[0]):
             ratio[m, k + m] = -1.0
+        if body is not None:
+            ratio[body[k:k + 512, None] == body[None, :]] = -1.0
         worst = max(worst, float(ratio.max()))
     worst = max(worst, float(np.max((radius - position[:, 2]) / radius)),
                 float(np.max((position[:, 2] + radius - height) / radius)))
@@ -281,6 +391,8 @@ def prepare(cfg: dict, comm=None, log=print) -> dict:
     log(f"preparation: {grain_count(cfg)} grains, growth from {cfg['prep_start_scale']:g} of "
         f"their size, {steps} steps of {world.dt:.3g} s")
     run_or_stop(world, steps, "during the preparation")
+    if "bodies" in world.tables:
+        return shrink_clumps(world, cfg)
     position, radius = gather_grains(world)
     worst = largest_overlap(position, radius, cfg["height"],
                             cylinder(cfg["radius"], cfg["height"], cfg["patch_edge"]))
@@ -289,6 +401,39 @@ def prepare(cfg: dict, comm=None, log=print) -> dict:
     fraction = float(np.sum(4 / 3 * math.pi * radius**3) / (math.pi * cfg["radius"] ** 2 * cfg["height"]))
     return {"position": position, "radius": radius, "solid_fraction": fraction,
             "shrink": shrink, "overlap": worst}
+
+
+def shrink_clumps(world, cfg: dict) -> dict:
+    """Step 5 for clumps: shrink every body about its centre by one factor until no pebble
+    overlaps (each shrink the largest overlap found; the pebbles move towards their centres,
+    so it repeats until none is left). Returns position (centres of mass), orientation,
+    scale (of the unit-pebble template), radius (volume-equivalent), solid_fraction, shrink
+    and overlap."""
+    template = grain_template(cfg)
+    gid, com, orientation, full = observe.gather_by_gid(
+        world, "bodies", ("gid", "com", "orientation", "full_scale"), root=None)
+    p = world.particles
+    x, r, body = observe.gather_by_gid(world, p, ("position", "radius", "body"),
+                                       where=p.kind == 0, root=None)
+    arm = x - com[np.searchsorted(gid, body)]
+    centre = x - arm
+    mesh = cylinder(cfg["radius"], cfg["height"], cfg["patch_edge"])
+    shrink, first = 1.0, None
+    for _ in range(100):
+        worst = largest_overlap(centre + shrink * arm, shrink * r, cfg["height"], mesh, body)
+        first = worst if first is None else first
+        if worst <= 0.0:
+            break
+        shrink *= 1.0 - worst - 1e-9
+    else:
+        raise InputError("triaxial preparation: the clumps still overlap after 100 shrinks: "
+                         "lower solid_fraction")
+    scale = full * shrink
+    radius = 0.5 * equivalent_diameter(template) * scale
+    fraction = float(np.sum(template.volume * scale**3)
+                     / (math.pi * cfg["radius"] ** 2 * cfg["height"]))
+    return {"position": com, "orientation": orientation, "scale": scale, "radius": radius,
+            "solid_fraction": fraction, "shrink": shrink, "overlap": first}
 
 
 def packing(cfg: dict, path: Path, comm, log=print) -> dict:

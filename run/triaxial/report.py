@@ -114,6 +114,8 @@ def compare_models(runs: dict[str, dict], points: int = 400) -> list[str]:
     curves = {}
     for name, run in runs.items():
         model = next((m for m in ("patch", "particle") if f"_{m}_" in name), None)
+        if not name.rsplit("_", 1)[-1].startswith("seed"):  # clumps: not a model's spheres
+            model = None
         shear = run["phase"] >= 1
         if model is not None and np.count_nonzero(shear) >= 3:
             curves.setdefault(model, []).append((run["strain"][shear], run["sigma_d"][shear]))

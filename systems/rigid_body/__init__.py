@@ -4,6 +4,7 @@
 ``velocity_verlet()``; before it, velocity Verlet's pass over the positions also
 measures the pebbles' displacement for the rebuild check). Tables and
 ``add_clumps``: ``ecs_dem.components.clumps``; conventions: docs/user-guide/clumps.md.
+Snapshots of the bodies: ``output.body_snapshot_writer``.
 """
 from ecs_dem.system import System
 

@@ -256,3 +256,9 @@ def test_coarse_graining(tmp_path):
         (key,) = list(a["fields"])
         np.testing.assert_allclose(a[f"fields/{key}/stress"][...], b[f"fields/{key}/stress"][...],
                                    rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(MPIEXEC is None, reason="needs Debian's MPICH (mpiexec.mpich)")
+def test_clumps_on_two_ranks():
+    """The same clumps on 2 ranks: the same set-up lines, and the same physics."""
+    check_clumps(run("clumps.py", ranks=2))
