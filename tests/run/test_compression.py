@@ -115,7 +115,8 @@ def test_results_that_cannot_be_written_are_an_error_not_a_traceback(tmp_path, c
         raise OSError(28, "No space left on device", str(out / "top_force.csv"))
 
     monkeypatch.setattr(compression, "write_outputs", no_room)
-    argv = [x for a in (*SMALL, "gammas=0", "quiet=true", f"output={tmp_path}")
+    argv = [x for a in (*SMALL, "gammas=0", "cycles=1", "discard=0", "levels=2", "quiet=true",
+                        f"output={tmp_path}")
             for x in ("--set", a)]
     assert compression.main(argv) == 3
     assert (f"error: cannot write {tmp_path / 'top_force.csv'}: No space left on device"
